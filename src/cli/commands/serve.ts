@@ -1,0 +1,32 @@
+import { Command } from 'commander';
+import { readEnvironment } from '../../config/environment.js';
+import { closeOnSignals, startServer } from '../../http/server.js';
+import { fail } from '../run-command.js';
+
+export function serveCommand(): Command {
+  return new Command('serve').description('run the HTTP API (PORT, HOST, DATABASE_URL, HERALD_DATA_DIR)').action(async () => {
+    try {
+      const env = readEnvironment();
+      const server = await startServer(env, {
+        onDemoSeeded: (seed) => {
+          process.stdout.write(
+            [
+              '',
+              `Demo data created for user ${seed.userId}: accounts ${seed.accounts.map((a) => `${a.platform} ${a.id}`).join(', ')}.`,
+              `Demo API key (shown once, keep it): ${seed.key}`,
+              `Try it: ${seed.curl}`,
+              '',
+            ].join('\n'),
+          );
+        },
+      });
+      closeOnSignals(server);
+      await server.ready;
+      const where = env.databaseUrl === undefined ? `embedded database in ${env.dataDir}` : 'Postgres';
+      process.stdout.write(`Herald is ready at ${server.url} (${where})\n`);
+    } catch (err) {
+      fail(err);
+      process.exit();
+    }
+  });
+}

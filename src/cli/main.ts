@@ -1,0 +1,35 @@
+import { Command } from 'commander';
+import { accountConnectCommand } from './commands/account/connect.js';
+import { accountDisconnectCommand } from './commands/account/disconnect.js';
+import { dbMigrateCommand } from './commands/db/migrate.js';
+import { demoCommand } from './commands/demo.js';
+import { keyCreateCommand } from './commands/key/create.js';
+import { keyRevokeCommand } from './commands/key/revoke.js';
+import { mediaAddCommand } from './commands/media/add.js';
+import { orgAddMemberCommand } from './commands/org/add-member.js';
+import { orgCreateCommand } from './commands/org/create.js';
+import { serveCommand } from './commands/serve.js';
+import { userCreateCommand } from './commands/user/create.js';
+
+/** `herald`: the operator's CLI. Every command prints one JSON object, or one error line and exits non-zero. */
+const program = new Command('herald')
+  .description('Herald operator CLI')
+  .addCommand(serveCommand())
+  .addCommand(new Command('db').description('database').addCommand(dbMigrateCommand()))
+  .addCommand(new Command('user').description('users').addCommand(userCreateCommand()))
+  .addCommand(new Command('org').description('organizations').addCommand(orgCreateCommand()).addCommand(orgAddMemberCommand()))
+  .addCommand(new Command('key').description('API keys').addCommand(keyCreateCommand()).addCommand(keyRevokeCommand()))
+  .addCommand(
+    new Command('account').description('connected accounts').addCommand(accountConnectCommand()).addCommand(accountDisconnectCommand()),
+  )
+  .addCommand(new Command('media').description('media assets').addCommand(mediaAddCommand()))
+  .addCommand(demoCommand());
+
+/** Commander's own errors (unknown flag, missing value) become one line too, on every subcommand. */
+function oneLineErrors(command: Command): void {
+  command.configureOutput({ outputError: (text, write) => write(`herald: ${text.trim().replace(/^error: /, '').split('\n')[0]}\n`) });
+  command.commands.forEach(oneLineErrors);
+}
+oneLineErrors(program);
+
+await program.parseAsync(process.argv);

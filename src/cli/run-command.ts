@@ -1,0 +1,41 @@
+import type { Kysely } from 'kysely';
+import { readEnvironment } from '../config/environment.js';
+import { pendingMigrations } from '../data/migrate.js';
+import { openDatabase } from '../data/open-database.js';
+import type { Database } from '../data/schema.js';
+
+export interface CommandDatabase {
+  db: Kysely<Database>;
+}
+
+/**
+ * Opens the configured database, runs one command, prints its result as one JSON object on stdout
+ * and closes the database. Any failure is one line on stderr and a non-zero exit.
+ */
+export async function runCommand(
+  action: (ctx: CommandDatabase) => Promise<object>,
+  options: { requireMigrated?: boolean } = {},
+): Promise<void> {
+  try {
+    const env = readEnvironment();
+    const handle = await openDatabase(env);
+    try {
+      if (options.requireMigrated !== false) {
+        const pending = await pendingMigrations(handle.db);
+        if (pending.length > 0) throw new Error(`The database has ${pending.length} pending migration(s); run "herald db migrate" first`);
+      }
+      const result = await action({ db: handle.db });
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+    } finally {
+      await handle.close();
+    }
+  } catch (err) {
+    fail(err);
+  }
+}
+
+export function fail(err: unknown): void {
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`herald: ${message.split('\n')[0]}\n`);
+  process.exitCode = 1;
+}

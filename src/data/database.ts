@@ -1,0 +1,52 @@
+import { PGlite } from '@electric-sql/pglite';
+import { createPgConfig } from '@electric-sql/pglite/node-postgres';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.js';
+
+/** An open database: the Kysely instance and how to close everything beneath it. */
+export interface DatabaseHandle {
+  readonly db: Kysely<Database>;
+  readonly backend: 'postgres' | 'embedded';
+  close(): Promise<void>;
+}
+
+/** How long a request waits for a Postgres connection before the database counts as unavailable. */
+const CONNECT_TIMEOUT_MS = 3000;
+
+export function openPostgres(connectionString: string, onIdleError: (err: Error) => void = () => {}): DatabaseHandle {
+  const pool = new pg.Pool({ connectionString, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, max: 10 });
+  // An idle client losing its server must not crash the process; the next query reconnects.
+  pool.on('error', onIdleError);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, backend: 'postgres', close: () => db.destroy() };
+}
+
+export interface EmbeddedOptions {
+  /** An instance the caller opened and will close itself (e.g. to dump it afterwards). */
+  instance?: PGlite;
+  /** Folder holding the database files; omitted for an in-memory database. */
+  dataDir?: string;
+  /** A dump (from PGlite's dumpDataDir) to start from, e.g. an already migrated template. */
+  loadDataDir?: Blob;
+}
+
+/**
+ * PGlite behind its node-postgres adapter, so Kysely runs the same dialect and type parsing as on Postgres.
+ * One pool of size one per instance: two pools on one PGlite share a session and roll back each other's work.
+ */
+export async function openEmbedded(options: EmbeddedOptions = {}): Promise<DatabaseHandle> {
+  const owned = options.instance === undefined;
+  const pglite = options.instance ?? (await PGlite.create(options.dataDir, options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}));
+  const pool = new pg.Pool(createPgConfig(pglite));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    backend: 'embedded',
+    async close() {
+      await db.destroy();
+      // The adapter does not own the instance, so closing the pool leaves it open.
+      if (owned) await pglite.close();
+    },
+  };
+}

@@ -1,0 +1,22 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { ApiKeysTable, Database } from '../schema.js';
+
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+
+export async function insertApiKey(
+  db: Kysely<Database>,
+  key: { id: string; user_id: string; key_hash: string; expires_at: Date | null },
+): Promise<void> {
+  await db.insertInto('api_keys').values(key).execute();
+}
+
+export async function selectApiKeyByHash(db: Kysely<Database>, keyHash: string): Promise<ApiKeyRow | undefined> {
+  return db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
+}
+
+/** Sets revoked_at once; revoking again returns the first revocation time. */
+export async function revokeApiKey(db: Kysely<Database>, id: string, at: Date): Promise<Date | undefined> {
+  await db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+  const row = await db.selectFrom('api_keys').select('revoked_at').where('id', '=', id).executeTakeFirst();
+  return row?.revoked_at ?? undefined;
+}

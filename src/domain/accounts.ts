@@ -1,0 +1,51 @@
+import type { Kysely } from 'kysely';
+import { disconnectAccount as setDisconnected, insertAccount, selectActiveAccountsForUser } from '../data/queries/accounts.js';
+import { organizationExists } from '../data/queries/organizations.js';
+import { userExists } from '../data/queries/users.js';
+import type { Database } from '../data/schema.js';
+import type { AccountList } from './api-types.js';
+import { DomainError } from './errors.js';
+import { newId } from './ids.js';
+import { isKnownPlatform, platformRules } from './platforms/index.js';
+
+export async function listAccounts(db: Kysely<Database>, userId: string): Promise<AccountList> {
+  const rows = await selectActiveAccountsForUser(db, userId);
+  return {
+    data: rows.map((row) => ({ id: row.id, platform: row.platform, username: row.username, displayName: row.display_name })),
+  };
+}
+
+export interface ConnectAccount {
+  platform: string;
+  username: string;
+  displayName: string | null;
+  owner: { userId: string } | { orgId: string };
+}
+
+export async function connectAccount(db: Kysely<Database>, input: ConnectAccount): Promise<{ id: string }> {
+  if (!isKnownPlatform(input.platform)) {
+    const known = platformRules.map((p) => p.id).join(', ');
+    throw new DomainError('invalid_request', `Unknown platform: ${input.platform} (one of ${known})`);
+  }
+  if (input.username.trim() === '') throw new DomainError('invalid_request', 'Username must not be empty');
+  const owner = input.owner;
+  if ('userId' in owner ? !(await userExists(db, owner.userId)) : !(await organizationExists(db, owner.orgId))) {
+    throw new DomainError('not_found', 'userId' in owner ? `User not found: ${owner.userId}` : `Organization not found: ${owner.orgId}`);
+  }
+  const id = newId('acc');
+  await insertAccount(db, {
+    id,
+    platform: input.platform,
+    username: input.username,
+    display_name: input.displayName,
+    owner_user_id: 'userId' in owner ? owner.userId : null,
+    owner_org_id: 'orgId' in owner ? owner.orgId : null,
+  });
+  return { id };
+}
+
+export async function disconnectAccount(db: Kysely<Database>, id: string, now: Date): Promise<{ id: string; disconnectedAt: string }> {
+  const at = await setDisconnected(db, id, now);
+  if (at === undefined) throw new DomainError('not_found', `Account not found: ${id}`);
+  return { id, disconnectedAt: at.toISOString() };
+}

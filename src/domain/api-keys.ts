@@ -1,0 +1,72 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Database } from '../data/schema.js';
+import { insertApiKey, revokeApiKey, selectApiKeyByHash } from '../data/queries/api-keys.js';
+import { userExists } from '../data/queries/users.js';
+import { DomainError } from './errors.js';
+import { newId } from './ids.js';
+
+/** A recognisable prefix lets secret scanners and people spot a leaked Herald key. */
+export const API_KEY_PREFIX = 'hrld_';
+
+export function generateApiKey(): string {
+  return API_KEY_PREFIX + randomBytes(32).toString('base64url');
+}
+
+/** SHA-256 suffices: the key carries 256 random bits, so there is nothing to brute-force. */
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+export const MISSING_API_KEY = 'Missing API key';
+export const INVALID_API_KEY = 'Invalid API key';
+export const API_KEY_EXPIRED = 'API key expired';
+
+/** The bearer credential in an Authorization header, or undefined when there is none. */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  const match = authorization?.match(/^Bearer[ \t]+(\S+)[ \t]*$/i);
+  return match?.[1];
+}
+
+export interface Caller {
+  userId: string;
+  keyId: string;
+}
+
+/** Resolves an Authorization header to the calling user, or throws an `unauthorized` DomainError. */
+export async function authenticate(db: Kysely<Database>, authorization: string | undefined, now: Date): Promise<Caller> {
+  const token = bearerToken(authorization);
+  if (token === undefined) throw new DomainError('unauthorized', MISSING_API_KEY);
+  if (!token.startsWith(API_KEY_PREFIX)) throw new DomainError('unauthorized', INVALID_API_KEY);
+  const hash = hashApiKey(token);
+  const row = await selectApiKeyByHash(db, hash);
+  // The lookup is by hash already; the constant-time compare keeps the final decision free of timing leaks.
+  if (!row || !timingSafeEqual(Buffer.from(row.key_hash, 'hex'), Buffer.from(hash, 'hex')) || row.revoked_at !== null) {
+    throw new DomainError('unauthorized', INVALID_API_KEY);
+  }
+  if (row.expires_at !== null && row.expires_at.getTime() <= now.getTime()) {
+    throw new DomainError('unauthorized', API_KEY_EXPIRED);
+  }
+  return { userId: row.user_id, keyId: row.id };
+}
+
+export interface CreatedApiKey {
+  id: string;
+  /** The plaintext; shown once and never stored. */
+  key: string;
+  expiresAt: string | null;
+}
+
+export async function createApiKey(db: Kysely<Database>, userId: string, expiresAt: Date | null): Promise<CreatedApiKey> {
+  if (!(await userExists(db, userId))) throw new DomainError('not_found', `User not found: ${userId}`);
+  const id = newId('key');
+  const key = generateApiKey();
+  await insertApiKey(db, { id, user_id: userId, key_hash: hashApiKey(key), expires_at: expiresAt });
+  return { id, key, expiresAt: expiresAt?.toISOString() ?? null };
+}
+
+export async function revokeKey(db: Kysely<Database>, id: string, now: Date): Promise<{ id: string; revokedAt: string }> {
+  const revokedAt = await revokeApiKey(db, id, now);
+  if (revokedAt === undefined) throw new DomainError('not_found', `API key not found: ${id}`);
+  return { id, revokedAt: revokedAt.toISOString() };
+}

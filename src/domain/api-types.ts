@@ -1,0 +1,13 @@
+import type { components } from '../../generated/openapi.js';
+
+/** Shapes of the public API, taken from the generated types so they cannot drift from the spec. */
+type Schemas = components['schemas'];
+
+export type Post = Schemas['Post'];
+export type PostType = Schemas['PostType'];
+export type PostCreateInput = Schemas['PostCreateInput'];
+export type PostCreateResult = Schemas['PostCreateResult'];
+export type PostList = Schemas['PostList'];
+export type Account = Schemas['Account'];
+export type AccountList = Schemas['AccountList'];
+export type ErrorDetail = Schemas['ErrorDetail'];

@@ -1,0 +1,31 @@
+import type { ErrorDetail } from './api-types.js';
+
+/**
+ * The closed set of failures the product itself reports. The HTTP layer maps each kind to a status;
+ * the message is always safe to show the caller.
+ */
+export type DomainErrorKind =
+  | 'invalid_request' // 400 with details
+  | 'platform_limit' // 400
+  | 'not_allowed' // 400: the resource is in a state that forbids the action
+  | 'unauthorized' // 401
+  | 'forbidden' // 403
+  | 'not_found' // 404
+  | 'not_ready'; // 503: the service has no database yet
+
+export class DomainError extends Error {
+  constructor(
+    readonly kind: DomainErrorKind,
+    message: string,
+    readonly details?: ErrorDetail[],
+  ) {
+    super(message);
+    this.name = 'DomainError';
+  }
+}
+
+export const INVALID_REQUEST = 'Invalid request';
+
+export function invalidRequest(details: ErrorDetail[]): DomainError {
+  return new DomainError('invalid_request', INVALID_REQUEST, details);
+}

@@ -1,0 +1,36 @@
+import { fileURLToPath } from 'node:url';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import openapiGlue from 'fastify-openapi-glue';
+import type { OperationContext } from '../operations/context.js';
+import { createServiceHandlers } from '../operations/index.js';
+import { createSecurityHandlers } from './bearer-auth.js';
+import { installErrorHandlers } from './error-handler.js';
+import { acceptJsonBodiesOnly } from './json-body.js';
+import { adjustGlueRoutes } from './route-options.js';
+import { createValidatorCompiler } from './validator.js';
+
+export const SPEC_PATH = fileURLToPath(new URL('../../openapi/openapi.yaml', import.meta.url));
+
+export interface AppOptions {
+  context: OperationContext;
+  logger?: FastifyServerOptions['logger'];
+}
+
+/** The HTTP API: every route comes from the spec's operationIds, validated by its schemas. */
+export async function buildApp({ context, logger = false }: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger,
+    // Long path ids must still reach the operation (and be answered "Post not found"), not the router's 404.
+    maxParamLength: 65_536,
+  });
+  app.setValidatorCompiler(createValidatorCompiler());
+  acceptJsonBodiesOnly(app);
+  installErrorHandlers(app);
+  adjustGlueRoutes(app);
+  await app.register(openapiGlue, {
+    specification: SPEC_PATH,
+    serviceHandlers: createServiceHandlers(context),
+    securityHandlers: createSecurityHandlers(context),
+  });
+  return app;
+}

@@ -1,0 +1,98 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../data/connection-errors.js';
+import type { ErrorDetail } from '../domain/api-types.js';
+import { DomainError, INVALID_REQUEST, type DomainErrorKind } from '../domain/errors.js';
+import { toErrorDetails } from './validation-details.js';
+
+const STATUS_OF: Record<DomainErrorKind, number> = {
+  invalid_request: 400,
+  platform_limit: 400,
+  not_allowed: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  not_ready: 503,
+};
+
+/** Seconds a client should wait before retrying a 503. */
+const RETRY_AFTER_SECONDS = 5;
+
+interface ErrorBody {
+  error: string;
+  details?: ErrorDetail[];
+}
+
+interface Answer {
+  status: number;
+  body: ErrorBody;
+}
+
+/**
+ * Every failure leaves in the interface's error shape: `{"error": "..."}`, plus `details` for
+ * validation. Messages come from this table or from DomainErrors, never from the failure itself,
+ * so no SQL, stack or secret reaches a client.
+ */
+export function installErrorHandlers(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    const answer = answerFor(err, req);
+    if (answer.status >= 500) logFailure(req, err, answer.status);
+    return send(reply, answer);
+  });
+  app.setNotFoundHandler((_req, reply) => send(reply, { status: 404, body: { error: 'Not found' } }));
+}
+
+function answerFor(err: FastifyError, req: FastifyRequest): Answer {
+  if (err.validation) {
+    const root = partOf(req, err.validationContext);
+    return { status: 400, body: { error: INVALID_REQUEST, details: toErrorDetails(err.validation as never, root) } };
+  }
+  const cause = securityFailureCause(err) ?? err;
+  if (cause instanceof DomainError) {
+    const body: ErrorBody = cause.details ? { error: cause.message, details: cause.details } : { error: cause.message };
+    return { status: STATUS_OF[cause.kind], body };
+  }
+  if (isDatabaseUnavailable(cause)) return { status: 503, body: { error: 'Database not available' } };
+  switch (err.code) {
+    case 'FST_ERR_CTP_INVALID_JSON':
+      return { status: 400, body: { error: 'Request body is not valid JSON' } };
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { status: 413, body: { error: 'Request body too large' } };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { status: 415, body: { error: 'Unsupported content type: send application/json' } };
+  }
+  // The default JSON parser reports malformed JSON as a SyntaxError marked 400.
+  if (err instanceof SyntaxError && err.statusCode === 400) return { status: 400, body: { error: 'Request body is not valid JSON' } };
+  return { status: 500, body: { error: 'Internal server error' } };
+}
+
+/** glue wraps what a security handler threw; the last handler's error is the one that decides. */
+function securityFailureCause(err: FastifyError): unknown {
+  const errors = (err as { errors?: unknown }).errors;
+  if (err.name === 'Unauthorized' && Array.isArray(errors) && errors.length > 0) return errors[errors.length - 1];
+  return undefined;
+}
+
+function partOf(req: FastifyRequest, context: string | undefined): unknown {
+  switch (context) {
+    case 'querystring':
+      return req.query;
+    case 'params':
+      return req.params;
+    case 'headers':
+      return req.headers;
+    default:
+      return req.body;
+  }
+}
+
+function send(reply: FastifyReply, { status, body }: Answer): FastifyReply {
+  if (status === 401) reply.header('WWW-Authenticate', 'Bearer');
+  if (status === 503) reply.header('Retry-After', String(RETRY_AFTER_SECONDS));
+  return reply.code(status).type('application/json; charset=utf-8').send(body);
+}
+
+/** Name and code only: messages of unexpected errors can carry SQL or data, stacks carry paths. */
+function logFailure(req: FastifyRequest, err: FastifyError, status: number): void {
+  const code = typeof err.code === 'string' ? err.code : undefined;
+  req.log.error({ status, errorName: err.name, errorCode: code, operation: req.routeOptions.url }, 'request failed');
+}

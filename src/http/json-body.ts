@@ -1,0 +1,18 @@
+import type { FastifyInstance } from 'fastify';
+
+/**
+ * Only JSON bodies are accepted (anything else is a 415). An empty JSON body counts as no body,
+ * so the schema reports it as a missing object rather than Fastify refusing it with its own error.
+ */
+export function acceptJsonBodiesOnly(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    const text = body.toString();
+    if (text === '') {
+      done(null, undefined);
+      return;
+    }
+    parseJson(req, text, done);
+  });
+}

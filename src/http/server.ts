@@ -1,0 +1,84 @@
+import closeWithGrace from 'close-with-grace';
+import type { FastifyInstance } from 'fastify';
+import type { Environment } from '../config/environment.js';
+import { isDatabaseUnavailable } from '../data/connection-errors.js';
+import type { DatabaseHandle } from '../data/database.js';
+import { migrateToLatest } from '../data/migrate.js';
+import { openDatabase } from '../data/open-database.js';
+import { countUsers } from '../data/queries/users.js';
+import { seedDemo, type DemoSeed } from '../domain/demo.js';
+import { ServiceState } from '../operations/service-state.js';
+import { buildApp } from './app.js';
+
+export interface RunningServer {
+  app: FastifyInstance;
+  url: string;
+  /** Settles when the database is open (and migrated, when asked); requests before that get 503. */
+  ready: Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface ServerHooks {
+  /** Told about the demo seeded on a first start, so the CLI can show its key once. */
+  onDemoSeeded?: (seed: DemoSeed) => void;
+}
+
+/** How long to wait between attempts to reach a database that is not up yet. */
+const STARTUP_RETRY_MS = 2000;
+
+/**
+ * Listens first, then opens the database: the port answers at once (503 until ready), and a
+ * Postgres that is down at start is retried until it comes up.
+ */
+export async function startServer(env: Environment, hooks: ServerHooks = {}): Promise<RunningServer> {
+  const state = new ServiceState();
+  const app = await buildApp({ context: state, logger: { level: env.logLevel } });
+  await app.listen({ host: env.host, port: env.port });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : env.port;
+  const url = `http://${env.host}:${port}`;
+
+  let handle: DatabaseHandle | undefined;
+  let closing = false;
+  const ready = (async () => {
+    while (!closing) {
+      try {
+        handle = await openDatabase(env, {
+          onBackgroundError: (err) => app.log.warn({ errorName: err.name }, 'database connection lost; will reconnect'),
+        });
+        if (env.migrateOnStart) {
+          const applied = await migrateToLatest(handle.db);
+          if (applied.length > 0) app.log.info({ migrations: applied }, 'migrations applied');
+        }
+        if (env.demoOnFirstStart && (await countUsers(handle.db)) === 0) {
+          hooks.onDemoSeeded?.(await seedDemo(handle.db, url));
+        }
+        state.attach(handle.db);
+        return;
+      } catch (err) {
+        await handle?.close().catch(() => {});
+        handle = undefined;
+        if (closing || !isDatabaseUnavailable(err)) throw err;
+        app.log.warn(`database not available at start; retrying in ${STARTUP_RETRY_MS / 1000}s`);
+        await new Promise((r) => setTimeout(r, STARTUP_RETRY_MS));
+      }
+    }
+  })();
+
+  const close = async () => {
+    closing = true;
+    await app.close();
+    await ready.catch(() => {});
+    await handle?.close();
+  };
+  return { app, url, ready, close };
+}
+
+/** Runs until SIGINT/SIGTERM, then stops accepting requests, finishes those in flight and closes the database. */
+export function closeOnSignals(server: RunningServer): void {
+  closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {
+    if (err) server.app.log.error({ errorName: err.name }, 'shutting down after an unexpected error');
+    else server.app.log.info({ signal }, 'shutting down');
+    await server.close();
+  });
+}

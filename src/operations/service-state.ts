@@ -1,0 +1,28 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../data/schema.js';
+import { DomainError } from '../domain/errors.js';
+import type { OperationContext } from './context.js';
+
+/** The message the interface gives for requests that arrive before the service has its database. */
+export const NOT_READY = 'Auth not initialized';
+
+/**
+ * The service listens before its database is open (opening and migrating can take seconds), so
+ * early requests get a clear 503 instead of waiting or failing obscurely.
+ */
+export class ServiceState implements OperationContext {
+  #db: Kysely<Database> | undefined;
+
+  attach(db: Kysely<Database>): void {
+    this.#db = db;
+  }
+
+  db(): Kysely<Database> {
+    if (this.#db === undefined) throw new DomainError('not_ready', NOT_READY);
+    return this.#db;
+  }
+
+  now(): Date {
+    return new Date();
+  }
+}

@@ -1,0 +1,67 @@
+import type { FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
+import { afterAll, beforeAll } from 'vitest';
+import type { Database } from '../../src/data/schema.js';
+import { buildApp } from '../../src/http/app.js';
+import { ServiceState } from '../../src/operations/service-state.js';
+import { expectMatchesSpec } from './contract.js';
+import { createTestDatabase, type TestDatabase } from './database.js';
+
+export interface ApiRequest {
+  method: 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH';
+  url: string;
+  key?: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Sent as is, instead of `body` as JSON. */
+  payload?: string | Buffer;
+}
+
+export interface ApiResponse<T = unknown> {
+  status: number;
+  headers: Record<string, string | string[] | number | undefined>;
+  body: T;
+}
+
+export interface TestApi {
+  app: FastifyInstance;
+  database: TestDatabase;
+  db: Kysely<Database>;
+  state: ServiceState;
+  /** Injects a request and checks the response against the spec before returning it. */
+  request<T = unknown>(req: ApiRequest): Promise<ApiResponse<T>>;
+}
+
+/** Injects through Fastify (no socket) and validates the response against the spec. */
+export async function injectChecked<T>(app: FastifyInstance, req: ApiRequest): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { ...req.headers };
+  if (req.key !== undefined) headers.authorization = `Bearer ${req.key}`;
+  let payload = req.payload;
+  if (payload === undefined && req.body !== undefined) {
+    payload = JSON.stringify(req.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await app.inject({ method: req.method, url: req.url, headers, ...(payload === undefined ? {} : { payload }) });
+  const body: unknown = res.body === '' ? undefined : JSON.parse(res.body);
+  const observed = { method: req.method, url: req.url, status: res.statusCode, headers: res.headers, body };
+  expectMatchesSpec(observed);
+  return observed as ApiResponse<T>;
+}
+
+/** One app on one fresh database for the whole test file; the tests build their own data in it. */
+export function useTestApi(): TestApi {
+  const api = {} as TestApi;
+  beforeAll(async () => {
+    api.database = await createTestDatabase();
+    api.db = api.database.db;
+    api.state = new ServiceState();
+    api.state.attach(api.db);
+    api.app = await buildApp({ context: api.state });
+    api.request = (req) => injectChecked(api.app, req);
+  });
+  afterAll(async () => {
+    await api.app?.close();
+    await api.database?.close();
+  });
+  return api;
+}

@@ -1,0 +1,91 @@
+import { readFileSync } from 'node:fs';
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import { expect } from 'vitest';
+import { parse } from 'yaml';
+import { SPEC_PATH } from '../../src/http/app.js';
+
+/**
+ * Checks every response a test receives against the spec: the status must be documented for the
+ * operation, documented headers present, and the body valid against the documented schema. A
+ * response to a path the spec does not have must still be the spec's Error shape.
+ */
+
+interface ResponseObject {
+  $ref?: string;
+  headers?: Record<string, unknown>;
+  content?: Record<string, { schema?: unknown }>;
+}
+interface OperationObject {
+  responses: Record<string, ResponseObject>;
+}
+type Spec = { paths: Record<string, Record<string, OperationObject>> } & Record<string, unknown>;
+
+const spec = parse(readFileSync(SPEC_PATH, 'utf8')) as Spec;
+const ajv = new Ajv({ strict: false, allErrors: true, allowUnionTypes: true });
+addFormats.default(ajv);
+ajv.addSchema(spec as object, 'openapi');
+const validators = new Map<string, ValidateFunction>();
+
+const routes = Object.entries(spec.paths).map(([template, item]) => ({
+  template,
+  pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`),
+  item,
+}));
+
+export interface ObservedResponse {
+  method: string;
+  url: string;
+  status: number;
+  headers: Record<string, string | string[] | number | undefined>;
+  body: unknown;
+}
+
+export function expectMatchesSpec(res: ObservedResponse): void {
+  const path = res.url.split('?')[0] ?? '';
+  const route = routes.find((r) => r.pattern.test(path));
+  const operation = route?.item[res.method.toLowerCase()];
+  const where = `${res.method} ${route?.template ?? path} ${res.status}`;
+  if (!route || !operation) {
+    expect(res.status, `${where}: only errors may come from outside the spec`).toBeGreaterThanOrEqual(400);
+    check(`#/components/schemas/Error`, res.body, where);
+    return;
+  }
+  const pointer = `#/paths/${escape(route.template)}/${res.method.toLowerCase()}/responses/${res.status}`;
+  let response = operation.responses[String(res.status)];
+  expect(response, `${where}: status not documented in the spec`).toBeDefined();
+  let responsePointer = pointer;
+  if (response?.$ref) {
+    responsePointer = response.$ref;
+    response = resolve(response.$ref) as ResponseObject;
+  }
+  for (const header of Object.keys(response?.headers ?? {})) {
+    expect(res.headers[header.toLowerCase()], `${where}: documented header ${header} missing`).toBeDefined();
+  }
+  const json = response?.content?.['application/json'];
+  expect(json, `${where}: no application/json body documented`).toBeDefined();
+  expect(String(res.headers['content-type']), `${where}: content type`).toMatch(/^application\/json/);
+  check(`${responsePointer}/content/application~1json/schema`, res.body, where);
+}
+
+function check(pointer: string, body: unknown, where: string): void {
+  let validate = validators.get(pointer);
+  if (!validate) {
+    validate = ajv.compile({ $ref: `openapi${pointer}` });
+    validators.set(pointer, validate);
+  }
+  const ok = validate(body);
+  expect(ok, `${where}: body does not match the spec: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body)}`).toBe(true);
+}
+
+function escape(template: string): string {
+  return template.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+function resolve(ref: string): unknown {
+  let node: unknown = spec;
+  for (const raw of ref.replace(/^#\//, '').split('/')) {
+    node = (node as Record<string, unknown>)[raw.replace(/~1/g, '/').replace(/~0/g, '~')];
+  }
+  return node;
+}
