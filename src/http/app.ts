@@ -21,7 +21,7 @@ export async function buildApp({ context, logger = false }: AppOptions): Promise
   const app = Fastify({
     logger,
     // Long path ids must still reach the operation (and be answered "Post not found"), not the router's 404.
-    maxParamLength: 65_536,
+    routerOptions: { maxParamLength: 65_536 },
   });
   app.setValidatorCompiler(createValidatorCompiler());
   acceptJsonBodiesOnly(app);

@@ -53,15 +53,13 @@ function answerFor(err: FastifyError, req: FastifyRequest): Answer {
   }
   if (isDatabaseUnavailable(cause)) return { status: 503, body: { error: 'Database not available' } };
   switch (err.code) {
-    case 'FST_ERR_CTP_INVALID_JSON':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return { status: 400, body: { error: 'Request body is not valid JSON' } };
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return { status: 413, body: { error: 'Request body too large' } };
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return { status: 415, body: { error: 'Unsupported content type: send application/json' } };
   }
-  // The default JSON parser reports malformed JSON as a SyntaxError marked 400.
-  if (err instanceof SyntaxError && err.statusCode === 400) return { status: 400, body: { error: 'Request body is not valid JSON' } };
   return { status: 500, body: { error: 'Internal server error' } };
 }
 

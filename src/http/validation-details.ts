@@ -20,7 +20,8 @@ function isWrapperError(e: ErrorObject): boolean {
 function toDetail(e: ErrorObject, root: unknown): ErrorDetail {
   const path = toPath(e.instancePath, root);
   const params = e.params as Record<string, unknown>;
-  const value: unknown = e.data;
+  // Fastify hands a missing body to Ajv as null; the root of the request part tells them apart.
+  const value: unknown = e.instancePath === '' ? root : e.data;
   switch (e.keyword) {
     case 'required': {
       const missing = String(params.missingProperty);

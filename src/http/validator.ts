@@ -3,7 +3,7 @@ import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 
 /** OpenAPI annotations that are not JSON Schema keywords; strict Ajv would refuse the schema otherwise. */
-const OPENAPI_KEYWORDS = ['example', 'xml', 'externalDocs', 'discriminator', 'deprecated'];
+const OPENAPI_KEYWORDS = ['example', 'xml', 'externalDocs', 'discriminator'];
 
 function createAjv(coerceTypes: Options['coerceTypes']): Ajv {
   const ajv = new Ajv({

@@ -1,0 +1,75 @@
+import { createServer, type Server } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { openPostgres } from '../../src/data/database.js';
+import { buildApp } from '../../src/http/app.js';
+import { ServiceState } from '../../src/operations/service-state.js';
+import { injectChecked, useTestApi } from '../support/api.js';
+import { userWithKey } from '../support/fixtures.js';
+
+const api = useTestApi();
+
+describe('responses outside the operations', () => {
+  it('answers an unknown route with 404 in the error shape', async () => {
+    for (const [method, url] of [['GET', '/'], ['GET', '/api/v2/posts'], ['PUT', '/api/v1/posts'], ['GET', '/api/v1/posts/abc/extra']] as const) {
+      const res = await api.request({ method, url });
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ error: 'Not found' });
+    }
+  });
+
+  it('answers 503 Auth not initialized before the service has its database', async () => {
+    const app = await buildApp({ context: new ServiceState() });
+    try {
+      const res = await injectChecked(app, { method: 'GET', url: '/api/v1/accounts', key: 'hrld_anything' });
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({ error: 'Auth not initialized' });
+      expect(res.headers['retry-after']).toBe('5');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('serves requests once the database is attached', async () => {
+    const state = new ServiceState();
+    const app = await buildApp({ context: state });
+    try {
+      const u = await userWithKey(api.db);
+      expect((await injectChecked(app, { method: 'GET', url: '/api/v1/accounts', key: u.key })).status).toBe(503);
+      state.attach(api.db);
+      expect((await injectChecked(app, { method: 'GET', url: '/api/v1/accounts', key: u.key })).status).toBe(200);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('answers 503 Database not available, promptly, when Postgres cannot be reached', async () => {
+    const closedPort = await unusedPort();
+    const handle = openPostgres(`postgres://postgres@127.0.0.1:${closedPort}/herald`);
+    const state = new ServiceState();
+    state.attach(handle.db);
+    const app = await buildApp({ context: state });
+    try {
+      for (const req of [
+        { method: 'GET', url: '/api/v1/accounts', key: 'hrld_x' },
+        { method: 'POST', url: '/api/v1/posts', key: 'hrld_x', body: { accountIds: ['acc_a'] } },
+      ] as const) {
+        const res = await injectChecked(app, req);
+        expect(res.status).toBe(503);
+        expect(res.body).toEqual({ error: 'Database not available' });
+      }
+    } finally {
+      await app.close();
+      await handle.close();
+    }
+  });
+});
+
+/** A port on 127.0.0.1 that nothing listens on: taken, then released. */
+async function unusedPort(): Promise<number> {
+  const server: Server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const address = server.address();
+  await new Promise((r) => server.close(r));
+  if (typeof address !== 'object' || address === null) throw new Error('no port');
+  return address.port;
+}
