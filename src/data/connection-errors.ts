@@ -28,5 +28,6 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
   if (err instanceof AggregateError && err.errors.some(isDatabaseUnavailable)) return true;
+  if (err.cause !== undefined && isDatabaseUnavailable(err.cause)) return true;
   return UNAVAILABLE_MESSAGES.some((m) => err.message.includes(m));
 }

@@ -14,10 +14,12 @@ export interface DatabaseHandle {
 /** How long a request waits for a Postgres connection before the database counts as unavailable. */
 const CONNECT_TIMEOUT_MS = 3000;
 
-export function openPostgres(connectionString: string, onIdleError: (err: Error) => void = () => {}): DatabaseHandle {
+export function openPostgres(connectionString: string, onConnectionError: (err: Error) => void = () => {}): DatabaseHandle {
   const pool = new pg.Pool({ connectionString, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, max: 10 });
-  // An idle client losing its server must not crash the process; the next query reconnects.
-  pool.on('error', onIdleError);
+  // A client losing its server must not crash the process; the next query reconnects. The pool only
+  // listens while a client is idle, and a dead client can be checked out before its error arrives.
+  pool.on('error', onConnectionError);
+  pool.on('connect', (client) => client.on('error', onConnectionError));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, backend: 'postgres', close: () => db.destroy() };
 }

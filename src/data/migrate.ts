@@ -19,7 +19,7 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
   if (error !== undefined || failed) {
     const name = failed ? ` ${failed.migrationName}` : '';
     const reason = error instanceof Error ? `: ${error.message}` : '';
-    throw new Error(`Migration${name} failed${reason}`);
+    throw new Error(`Migration${name} failed${reason}`, { cause: error });
   }
   return results.filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

@@ -1,0 +1,145 @@
+// Counting units. Every platform counts text its own way and a length limit is only
+// meaningful with its unit, so each limit in the table names one of these.
+
+import { findMastodonMentions, findMastodonUrls, findXUrls, type TextRange } from './urls.js';
+
+export const TEXT_UNITS = [
+  'weighted',
+  'graphemes',
+  'graphemesUrl23',
+  'graphemesEmojiBytes',
+  'utf16',
+  'utf8Bytes',
+] as const;
+
+/**
+ * - weighted: X (twitter-text config v3): NFC first; each link 23; each emoji sequence 2;
+ *   code points in U+0000-U+10FF, U+2000-U+200D, U+2010-U+201F, U+2032-U+2037 count 1,
+ *   all others 2.
+ * - graphemes: extended grapheme clusters (Bluesky).
+ * - graphemesUrl23: graphemes, each link with a protocol 23, "@user@host" as "@user" (Mastodon).
+ * - graphemesEmojiBytes: graphemes, an emoji grapheme costs its UTF-8 bytes (Threads).
+ * - utf16: UTF-16 code units, JavaScript's string length (TikTok and the platforms that
+ *   only say "characters").
+ * - utf8Bytes: UTF-8 encoded length.
+ */
+export type TextUnit = (typeof TEXT_UNITS)[number];
+
+const URL_LENGTH = 23;
+
+const segmenter = new Intl.Segmenter('en', { granularity: 'grapheme' });
+
+export function utf16Length(text: string): number {
+  return text.length;
+}
+
+export function utf8ByteLength(text: string): number {
+  return Buffer.byteLength(text, 'utf8');
+}
+
+export function graphemeLength(text: string): number {
+  let count = 0;
+  for (const _ of segmenter.segment(text)) count += 1;
+  return count;
+}
+
+// Built at runtime: the `v` flag (needed for the RGI_Emoji string property) is newer than
+// the ES2022 target, but Node 20 supports it. RGI_Emoji follows the runtime's Unicode
+// data (Node 20: Unicode 15.1+), unlike twitter-text's bundled 2019 list.
+const RGI_EMOJI = new RegExp('\\p{RGI_Emoji}', 'gv');
+
+function xCodePointWeight(codePoint: number): number {
+  if (
+    codePoint <= 0x10ff ||
+    (codePoint >= 0x2000 && codePoint <= 0x200d) ||
+    (codePoint >= 0x2010 && codePoint <= 0x201f) ||
+    (codePoint >= 0x2032 && codePoint <= 0x2037)
+  ) {
+    return 1;
+  }
+  return 2;
+}
+
+function xSegmentLength(segment: string): number {
+  // Same walk as twitter-text's parseTweet: an emoji sequence is one unit of 2 and any
+  // code point outside a sequence is weighed on its own (so a lone ZWJ costs 1).
+  let total = 0;
+  let position = 0;
+  for (const match of segment.matchAll(RGI_EMOJI)) {
+    const index = match.index ?? 0;
+    for (const char of segment.slice(position, index)) total += xCodePointWeight(char.codePointAt(0) ?? 0);
+    total += 2;
+    position = index + match[0].length;
+  }
+  for (const char of segment.slice(position)) total += xCodePointWeight(char.codePointAt(0) ?? 0);
+  return total;
+}
+
+/** X weighted length (twitter-text v3 `weightedLength`). */
+export function xWeightedLength(text: string): number {
+  const normalized = text.normalize('NFC');
+  let total = 0;
+  let position = 0;
+  for (const url of findXUrls(normalized)) {
+    total += xSegmentLength(normalized.slice(position, url.start)) + URL_LENGTH;
+    position = url.end;
+  }
+  return total + xSegmentLength(normalized.slice(position));
+}
+
+/** Mastodon length: graphemes after links become 23 characters and mentions lose their domain. */
+export function mastodonLength(text: string): number {
+  type Entity = TextRange & { billedAs: string };
+  const links: Entity[] = findMastodonUrls(text).map((r) => ({ ...r, billedAs: 'x'.repeat(URL_LENGTH) }));
+  const candidates: Entity[] = [...links, ...findMastodonMentions(text)].sort((a, b) => a.start - b.start);
+  // Extractor.remove_overlapping_entities: the earlier entity wins.
+  const entities: Entity[] = [];
+  for (const entity of candidates) {
+    const previous = entities[entities.length - 1];
+    if (previous === undefined || entity.start >= previous.end) entities.push(entity);
+  }
+  let countable = '';
+  let position = 0;
+  for (const entity of entities) {
+    countable += text.slice(position, entity.start) + entity.billedAs;
+    position = entity.end;
+  }
+  return graphemeLength(countable + text.slice(position));
+}
+
+// Threads publishes "emoji count as their UTF-8 bytes" without saying what an emoji is;
+// any grapheme holding a pictographic, flag or keycap character is taken as one (the
+// stricter reading: a text-style ©, 1 character elsewhere, costs its 2 bytes here).
+const EMOJI_LIKE = /\p{Extended_Pictographic}|\p{Regional_Indicator}|\u20E3/u;
+
+/** Threads length: graphemes, with each emoji grapheme costing its UTF-8 byte length. */
+export function threadsLength(text: string): number {
+  let total = 0;
+  for (const { segment } of segmenter.segment(text)) {
+    total += EMOJI_LIKE.test(segment) ? utf8ByteLength(segment) : 1;
+  }
+  return total;
+}
+
+export function countText(text: string, unit: TextUnit): number {
+  switch (unit) {
+    case 'weighted':
+      return xWeightedLength(text);
+    case 'graphemes':
+      return graphemeLength(text);
+    case 'graphemesUrl23':
+      return mastodonLength(text);
+    case 'graphemesEmojiBytes':
+      return threadsLength(text);
+    case 'utf16':
+      return utf16Length(text);
+    case 'utf8Bytes':
+      return utf8ByteLength(text);
+  }
+}
+
+/** The word used in messages: every unit reads as "characters" except raw bytes. */
+export function unitWord(unit: TextUnit, count: number): string {
+  if (unit === 'utf8Bytes') return count === 1 ? 'byte' : 'bytes';
+  return count === 1 ? 'character' : 'characters';
+}

@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readEnvironment } from '../../src/config/environment.js';
+import { openPostgres } from '../../src/data/database.js';
+import { buildApp } from '../../src/http/app.js';
+import { startServer } from '../../src/http/server.js';
+import { ServiceState } from '../../src/operations/service-state.js';
+import { injectChecked } from '../support/api.js';
+import { expectMatchesSpec } from '../support/contract.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { userWithKey } from '../support/fixtures.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
+
+// Runs only on Postgres (see vitest.config.ts): it needs a server that can go away and come back.
+let database: TestDatabase;
+let proxy: TcpProxy;
+let proxiedUrl: string;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  const target = new URL(database.url ?? '');
+  proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+  await proxy.start();
+  const proxied = new URL(target);
+  proxied.hostname = '127.0.0.1';
+  proxied.port = String(proxy.port);
+  proxiedUrl = proxied.toString();
+});
+
+afterAll(async () => {
+  await proxy?.stop();
+  await database?.close();
+});
+
+describe('when Postgres goes away', () => {
+  it('answers 503 Database not available while it is down, and recovers by itself when it is back', async () => {
+    const { key } = await userWithKey(database.db);
+    const handle = openPostgres(proxiedUrl);
+    const state = new ServiceState();
+    state.attach(handle.db);
+    const app = await buildApp({ context: state });
+    const get = () => injectChecked(app, { method: 'GET', url: '/api/v1/accounts', key });
+    try {
+      expect((await get()).status).toBe(200);
+
+      await proxy.stop();
+      const down = await get();
+      expect(down.status).toBe(503);
+      expect(down.body).toEqual({ error: 'Database not available' });
+      const create = await injectChecked(app, { method: 'POST', url: '/api/v1/posts', key, body: { accountIds: ['acc_a'] } });
+      expect(create.status).toBe(503);
+
+      await proxy.start();
+      expect((await get()).status).toBe(200);
+    } finally {
+      await app.close();
+      await handle.close();
+    }
+  });
+
+  it('starts while Postgres is down, answering 503 Auth not initialized until it can reach it', async () => {
+    const { key } = await userWithKey(database.db);
+    await proxy.stop();
+    const env = { ...readEnvironment({}), databaseUrl: proxiedUrl, port: 0, logLevel: 'silent', migrateOnStart: true };
+    const server = await startServer(env);
+    try {
+      const early = await fetch(`${server.url}/api/v1/accounts`, { headers: { authorization: `Bearer ${key}` } });
+      const body: unknown = await early.json();
+      expectMatchesSpec({ method: 'GET', url: '/api/v1/accounts', status: early.status, headers: Object.fromEntries(early.headers), body });
+      expect(early.status).toBe(503);
+      expect(body).toEqual({ error: 'Auth not initialized' });
+
+      await proxy.start();
+      await server.ready;
+      const later = await fetch(`${server.url}/api/v1/accounts`, { headers: { authorization: `Bearer ${key}` } });
+      expect(later.status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+});
