@@ -1,0 +1,118 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readEnvironment } from '../../src/config/environment.js';
+import { startServer } from '../../src/http/server.js';
+import { herald, json } from '../support/cli.js';
+import { expectMatchesSpec } from '../support/contract.js';
+import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from '../support/database.js';
+
+// The CLI runs against the suite's database: a fresh Postgres database, or an embedded data folder of its own.
+let dataDir: string;
+let database: TestDatabase | undefined;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'herald-cli-'));
+  env = { HERALD_DATA_DIR: dataDir };
+  if (TEST_DATABASE_URL !== undefined) {
+    database = await createTestDatabase();
+    env.DATABASE_URL = database.url ?? '';
+  }
+});
+
+afterAll(async () => {
+  await database?.close();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+const ID = (prefix: string) => expect.stringMatching(new RegExp(`^${prefix}_[0-9a-z]{26}$`));
+
+describe('herald CLI', () => {
+  it('refuses to work on a database that is not migrated, then migrates it once', async () => {
+    if (TEST_DATABASE_URL === undefined) {
+      const early = await herald(['user', 'create'], env);
+      expect(early.code).not.toBe(0);
+      expect(early.stderr).toBe('herald: The database has 1 pending migration(s); run "herald db migrate" first\n');
+      expect(early.stdout).toBe('');
+      expect(json(await herald(['db', 'migrate'], env))).toEqual({ migrated: ['2026-11-22T0001-initial'] });
+    }
+    expect(json(await herald(['db', 'migrate'], env))).toEqual({ migrated: [] });
+  });
+
+  it('sets up a user, an organization, keys, accounts and media, each printing one JSON object', async () => {
+    const user = json<{ id: string }>(await herald(['user', 'create', '--name', 'Ada'], env));
+    expect(user).toEqual({ id: ID('usr') });
+    const org = json<{ id: string }>(await herald(['org', 'create', '--name', 'Acme'], env));
+    expect(org).toEqual({ id: ID('org') });
+    expect(json(await herald(['org', 'add-member', '--org', org.id, '--user', user.id], env))).toEqual({ orgId: org.id, userId: user.id });
+
+    const key = json<{ id: string; key: string; expiresAt: string | null }>(
+      await herald(['key', 'create', '--user', user.id, '--expires-at', '2099-01-01T00:00:00+01:00'], env),
+    );
+    expect(key).toEqual({ id: ID('key'), key: expect.stringMatching(/^hrld_/), expiresAt: '2098-12-31T23:00:00.000Z' });
+    const revoked = json(await herald(['key', 'revoke', '--id', key.id], env));
+    expect(revoked).toEqual({ id: key.id, revokedAt: expect.stringMatching(/Z$/) });
+
+    const own = json<{ id: string }>(await herald(['account', 'connect', '--platform', 'x', '--username', 'ada', '--display-name', 'Ada', '--user', user.id], env));
+    expect(own).toEqual({ id: ID('acc') });
+    const shared = json<{ id: string }>(await herald(['account', 'connect', '--platform', 'linkedin', '--username', 'acme', '--org', org.id], env));
+    const gone = json<{ id: string }>(await herald(['account', 'disconnect', '--id', shared.id], env));
+    expect(gone).toEqual({ id: shared.id, disconnectedAt: expect.stringMatching(/Z$/) });
+
+    const video = json(
+      await herald(['media', 'add', '--user', user.id, '--kind', 'video', '--mime', 'video/mp4', '--bytes', '1000', '--width', '1080', '--height', '1920', '--duration-ms', '15000'], env),
+    );
+    expect(video).toEqual({ id: ID('med') });
+  });
+
+  it('fails with one line on stderr and a non-zero exit for bad input', async () => {
+    const cases: [string[], string][] = [
+      [['account', 'connect', '--platform', 'myspace', '--username', 'a', '--user', 'usr_x'], 'herald: Unknown platform: myspace'],
+      [['account', 'connect', '--platform', 'x', '--username', 'a'], 'herald: one of --user or --org is required'],
+      [['account', 'connect', '--platform', 'x', '--username', 'a', '--user', 'u', '--org', 'o'], "herald: option '--user <id>' cannot be used with option '--org <id>'"],
+      [['media', 'add', '--user', 'usr_x', '--kind', 'gif', '--mime', 'image/gif', '--bytes', '1'], "herald: option '--kind <kind>' argument 'gif' is invalid. Expected image or video."],
+      [['media', 'add', '--user', 'usr_x', '--kind', 'image', '--mime', 'image/png', '--bytes', '-1'], "herald: option '--bytes <n>' argument '-1' is invalid. Expected a non-negative integer."],
+      [['key', 'create', '--user', 'usr_x', '--expires-at', '2001-01-01T00:00:00Z'], "herald: option '--expires-at <iso8601>' argument '2001-01-01T00:00:00Z' is invalid. Expected a time in the future."],
+      [['key', 'create', '--user', 'usr_nobody'], 'herald: User not found: usr_nobody'],
+      [['key', 'revoke', '--id', 'key_nobody'], 'herald: API key not found: key_nobody'],
+      [['org', 'create'], "herald: required option '--name <name>' not specified"],
+      [['frobnicate'], "herald: unknown command 'frobnicate'"],
+    ];
+    for (const [args, message] of cases) {
+      const result = await herald(args, env);
+      expect(result.code, args.join(' ')).not.toBe(0);
+      expect(result.stdout, args.join(' ')).toBe('');
+      expect(result.stderr.split('\n').filter(Boolean), args.join(' ')).toHaveLength(1);
+      expect(result.stderr, args.join(' ')).toContain(message);
+    }
+  });
+
+  it('seeds a demo whose key and curl work against the server', async () => {
+    const demo = json<{ userId: string; accounts: { platform: string }[]; media: unknown[]; key: string; curl: string }>(await herald(['demo'], env));
+    expect(demo.accounts.map((a) => a.platform)).toEqual(['x', 'instagram', 'linkedin']);
+    expect(demo.media).toHaveLength(2);
+    expect(demo.curl).toContain(demo.key);
+
+    const server = await startServer({ ...readEnvironment(env), port: 0, logLevel: 'silent' });
+    try {
+      await server.ready;
+      const res = await fetch(`${server.url}/api/v1/accounts`, { headers: { authorization: `Bearer ${demo.key}` } });
+      const body: unknown = await res.json();
+      expectMatchesSpec({ method: 'GET', url: '/api/v1/accounts', status: res.status, headers: Object.fromEntries(res.headers), body });
+      expect(res.status).toBe(200);
+      expect((body as { data: unknown[] }).data).toHaveLength(3);
+
+      if (TEST_DATABASE_URL === undefined) {
+        // Two processes on one embedded folder would corrupt it: the CLI refuses while the server holds it.
+        const refused = await herald(['user', 'create'], env);
+        expect(refused.code).not.toBe(0);
+        expect(refused.stderr).toContain('is in use by another Herald process');
+      }
+    } finally {
+      await server.close();
+    }
+    expect(json(await herald(['user', 'create'], env))).toEqual({ id: ID('usr') });
+  });
+});

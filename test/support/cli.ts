@@ -1,0 +1,33 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const HERALD_BIN = fileURLToPath(new URL('../../src/cli/herald.mjs', import.meta.url));
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real `herald` binary in a child process, as an operator's script would. */
+export function herald(args: string[], env: Record<string, string>): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [HERALD_BIN, ...args],
+      { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** The one JSON object a successful command prints. */
+export function json<T = Record<string, unknown>>(result: CliResult): T {
+  if (result.code !== 0) throw new Error(`herald failed (${result.code}): ${result.stderr}`);
+  const lines = result.stdout.trim().split('\n');
+  if (lines.length !== 1) throw new Error(`expected one line of JSON, got: ${result.stdout}`);
+  return JSON.parse(lines[0] ?? '') as T;
+}
