@@ -85,6 +85,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/media": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List media
+         * @description The caller's own media, newest first, a page at a time.
+         */
+        get: operations["listMedia"];
+        put?: never;
+        /**
+         * Upload a media file
+         * @description Uploads one image or video as `multipart/form-data` with a `file` part and an optional
+         *     `altText` part. The file is streamed to storage, never held whole in memory. Herald, not
+         *     the client, determines its facts from its bytes: the mime type (the file name and the
+         *     part's declared type are ignored), the size, width and height, and a video's duration.
+         *     Platform limits are checked against these facts when the media is attached to a post.
+         *
+         *     Accepted: JPEG, PNG, GIF and WebP images; MP4, QuickTime (MOV) and WebM videos, up to
+         *     the server's upload limit (512 MiB unless configured). A file that is too large, of
+         *     another type, truncated or corrupt is refused and nothing is kept.
+         */
+        post: operations["uploadMedia"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/media/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete media
+         * @description Deletes a media asset and its file. Refused while a scheduled or published post uses it;
+         *     drafts that use it lose the attachment. An id that is malformed, unknown or not the
+         *     caller's is answered `404 Media not found`.
+         */
+        delete: operations["deleteMedia"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -224,12 +278,64 @@ export interface components {
             status: "draft" | "scheduled";
         };
         /** @description Confirms a deletion. */
-        PostDeleteResult: {
+        DeleteResult: {
             /**
              * @description Always true.
              * @constant
              */
             success: true;
+        };
+        /** @description The form of an upload. */
+        MediaUploadInput: {
+            /**
+             * Format: binary
+             * @description The image or video. Its type is read from its bytes.
+             */
+            file: string;
+            /** @description A text alternative for people who cannot see the media. */
+            altText?: string;
+        };
+        /** @description An uploaded image or video and the facts Herald read from it. */
+        Media: {
+            /**
+             * @description The media's id; use it in `mediaIds`.
+             * @example med_2a4c6e8g0j2l4n6q8s0u2w4y6z
+             */
+            id: string;
+            /**
+             * @description Image or video.
+             * @enum {string}
+             */
+            kind: "image" | "video";
+            /**
+             * @description The type read from the file's bytes.
+             * @example image/jpeg
+             */
+            mime: string;
+            /** @description The size in bytes. */
+            bytes: number;
+            /** @description Width in pixels as displayed (a rotated video reports its displayed width). */
+            width: number | null;
+            /** @description Height in pixels as displayed. */
+            height: number | null;
+            /** @description A video's duration in milliseconds; null for images. */
+            durationMs: number | null;
+            /** @description The text alternative, null when none was given. */
+            altText: string | null;
+            /**
+             * Format: date-time
+             * @description When the media was uploaded, UTC with milliseconds.
+             */
+            createdAt: string;
+        };
+        /** @description One page of media. */
+        MediaList: {
+            /** @description The media, newest first. */
+            data: components["schemas"]["Media"][];
+            /** @description The `limit` used. */
+            limit: number;
+            /** @description The `offset` used. */
+            offset: number;
         };
         /** @description One page of posts. */
         PostList: {
@@ -447,7 +553,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PostDeleteResult"];
+                    "application/json": components["schemas"]["DeleteResult"];
                 };
             };
             /** @description The post is published and stays. */
@@ -492,6 +598,144 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMedia: {
+        parameters: {
+            query?: {
+                /** @description How many items to return, 1 to 100. */
+                limit?: components["parameters"]["Limit"];
+                /** @description How many items to skip from the newest. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the caller's media. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MediaList"];
+                };
+            };
+            /** @description `limit` or `offset` is not an integer or is out of range. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    uploadMedia: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["MediaUploadInput"];
+            };
+        };
+        responses: {
+            /** @description The media was stored and probed. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Media"];
+                };
+            };
+            /**
+             * @description The form is invalid (`Invalid request`, with `details`), the file's type is not
+             *     accepted (`Unsupported media type: …`), or the file is truncated or corrupt.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The file is larger than the server's upload limit; nothing was kept. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is not `multipart/form-data`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteMedia: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The media's id, as returned by `uploadMedia`. Anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The media was deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteResult"];
+                };
+            };
+            /** @description A scheduled or published post uses the media. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description No media with this id belongs to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

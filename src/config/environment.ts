@@ -10,6 +10,8 @@ export interface Environment {
   migrateOnStart: boolean;
   demoOnFirstStart: boolean;
   logLevel: string;
+  /** The largest media upload accepted, in bytes. */
+  maxUploadBytes: number;
 }
 
 export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environment {
@@ -21,6 +23,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
     migrateOnStart: flag('HERALD_MIGRATE_ON_START', env.HERALD_MIGRATE_ON_START),
     demoOnFirstStart: flag('HERALD_DEMO_ON_FIRST_START', env.HERALD_DEMO_ON_FIRST_START),
     logLevel: nonEmpty(env.LOG_LEVEL) ?? 'info',
+    maxUploadBytes: positiveInteger('HERALD_MAX_UPLOAD_BYTES', env.HERALD_MAX_UPLOAD_BYTES, 512 * 1024 * 1024),
   };
 }
 
@@ -32,6 +35,13 @@ function port(value: string | undefined): number {
   if (nonEmpty(value) === undefined) return 3000;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`PORT must be an integer from 0 to 65535, got ${value}`);
+  return n;
+}
+
+function positiveInteger(name: string, value: string | undefined, fallback: number): number {
+  if (nonEmpty(value) === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got ${value}`);
   return n;
 }
 

@@ -53,6 +53,9 @@ export interface MediaAssetsTable {
   width: number | null;
   height: number | null;
   duration_ms: number | null;
+  /** Where the file is in media storage; null for records made from metadata alone (herald media add). */
+  storage_key: string | null;
+  alt_text: string | null;
   created_at: CreatedAt;
 }
 

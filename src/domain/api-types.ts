@@ -11,3 +11,5 @@ export type PostList = Schemas['PostList'];
 export type Account = Schemas['Account'];
 export type AccountList = Schemas['AccountList'];
 export type ErrorDetail = Schemas['ErrorDetail'];
+export type Media = Schemas['Media'];
+export type MediaList = Schemas['MediaList'];

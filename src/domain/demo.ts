@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../data/schema.js';
 import { connectAccount } from './accounts.js';
 import { createApiKey } from './api-keys.js';
-import { addMedia } from './media.js';
+import { addMedia } from './media/add-media.js';
 import { createUser } from './users.js';
 
 export interface DemoSeed {

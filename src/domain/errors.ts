@@ -8,9 +8,12 @@ export type DomainErrorKind =
   | 'invalid_request' // 400 with details
   | 'platform_limit' // 400
   | 'not_allowed' // 400: the resource is in a state that forbids the action
+  | 'unusable_file' // 400: an upload of a type we do not take, or truncated or corrupt
   | 'unauthorized' // 401
   | 'forbidden' // 403
   | 'not_found' // 404
+  | 'too_large' // 413
+  | 'unsupported_content_type' // 415
   | 'not_ready'; // 503: the service has no database yet
 
 export class DomainError extends Error {

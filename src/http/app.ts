@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
 import type { OperationContext } from '../operations/context.js';
@@ -25,6 +26,8 @@ export async function buildApp({ context, logger = false }: AppOptions): Promise
   });
   app.setValidatorCompiler(createValidatorCompiler());
   acceptJsonBodiesOnly(app);
+  // Streaming only: the upload operation reads its parts itself, so nothing is buffered whole.
+  await app.register(multipart);
   installErrorHandlers(app);
   adjustGlueRoutes(app);
   await app.register(openapiGlue, {

@@ -2,15 +2,19 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { isDatabaseUnavailable } from '../data/connection-errors.js';
 import type { ErrorDetail } from '../domain/api-types.js';
 import { DomainError, INVALID_REQUEST, type DomainErrorKind } from '../domain/errors.js';
+import { acceptedContentTypes, unsupportedContentType } from './route-options.js';
 import { toErrorDetails } from './validation-details.js';
 
 const STATUS_OF: Record<DomainErrorKind, number> = {
   invalid_request: 400,
   platform_limit: 400,
   not_allowed: 400,
+  unusable_file: 400,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  too_large: 413,
+  unsupported_content_type: 415,
   not_ready: 503,
 };
 
@@ -58,7 +62,7 @@ function answerFor(err: FastifyError, req: FastifyRequest): Answer {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return { status: 413, body: { error: 'Request body too large' } };
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return { status: 415, body: { error: 'Unsupported content type: send application/json' } };
+      return { status: 415, body: { error: unsupportedContentType(acceptedContentTypes(req)) } };
   }
   return { status: 500, body: { error: 'Internal server error' } };
 }

@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 
 /**
- * Only JSON bodies are accepted (anything else is a 415). An empty JSON body counts as no body,
- * so the schema reports it as a missing object rather than Fastify refusing it with its own error.
+ * JSON is the only body parsed for operations (uploads add multipart). An empty JSON body counts
+ * as no body, so the schema reports it as a missing object rather than Fastify refusing it with
+ * its own error. Bodies of other types get a 415.
  */
 export function acceptJsonBodiesOnly(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');

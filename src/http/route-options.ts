@@ -1,23 +1,63 @@
-import type { FastifyInstance, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { DomainError } from '../domain/errors.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The request content types the operation's spec lists. */
+    acceptedContentTypes?: string[];
+  }
+}
+
+type BodySchema = { content?: Record<string, { schema?: unknown }> } | undefined;
+type Hooks = RouteOptions['onRequest'];
 
 /**
  * Adjusts the routes fastify-openapi-glue builds, before they are registered:
- * - the request body schema is keyed by content type, and Fastify then skips validation of bodies
- *   of any other type (or of no body at all); the one JSON schema is made to apply to every request;
+ * - each operation accepts only the request content types its spec lists (else 415);
+ * - a JSON body schema is made to apply to every request: keyed by content type, Fastify would
+ *   skip validation of bodies of another type, or of no body at all;
+ * - a multipart body is read and checked by its operation while it streams, so it has no schema here;
  * - glue runs security as a preHandler, after validation; moving it to onRequest means a caller
  *   without a valid key learns nothing about the schema (401 before 400).
  */
 export function adjustGlueRoutes(app: FastifyInstance): void {
   app.addHook('onRoute', (route: RouteOptions) => {
-    const body = route.schema?.body as { content?: Record<string, { schema?: unknown }> } | undefined;
-    const jsonSchema = body?.content?.['application/json']?.schema;
-    if (route.schema && jsonSchema !== undefined) route.schema.body = jsonSchema;
-
+    const content = (route.schema?.body as BodySchema)?.content;
+    if (route.schema && content) {
+      const types = Object.keys(content);
+      const jsonSchema = content['application/json']?.schema;
+      if (jsonSchema !== undefined) route.schema.body = jsonSchema;
+      else delete route.schema.body;
+      route.config = { ...route.config, acceptedContentTypes: types };
+      route.preValidation = [requireContentType(types), ...asList(route.preValidation)] as RouteOptions['preValidation'];
+    }
     if (route.preHandler) {
-      const security = Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler];
-      const onRequest = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
-      route.onRequest = [...onRequest, ...security] as RouteOptions['onRequest'];
+      route.onRequest = [...asList(route.onRequest), ...asList(route.preHandler)] as Hooks;
       route.preHandler = [];
     }
   });
+}
+
+function requireContentType(accepted: string[]) {
+  return async (req: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+    const type = req.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
+    // A request without a body has no type; the schema then reports the missing body.
+    if (type !== undefined && !accepted.includes(type)) {
+      throw new DomainError('unsupported_content_type', unsupportedContentType(accepted));
+    }
+  };
+}
+
+/** The 415 message, naming what the operation takes (JSON where the route says nothing). */
+export function unsupportedContentType(accepted: readonly string[] | undefined): string {
+  return `Unsupported content type: send ${(accepted ?? ['application/json']).join(' or ')}`;
+}
+
+/** The content types an operation's spec accepts, as recorded on its route. */
+export function acceptedContentTypes(req: FastifyRequest): string[] | undefined {
+  return req.routeOptions.config.acceptedContentTypes;
+}
+
+function asList<T>(hooks: T | T[] | undefined): T[] {
+  return hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks];
 }

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import closeWithGrace from 'close-with-grace';
 import type { FastifyInstance } from 'fastify';
 import type { Environment } from '../config/environment.js';
@@ -8,6 +9,7 @@ import { openDatabase } from '../data/open-database.js';
 import { countUsers } from '../data/queries/users.js';
 import { seedDemo, type DemoSeed } from '../domain/demo.js';
 import { ServiceState } from '../operations/service-state.js';
+import { LocalDiskStorage } from '../storage/local-disk-storage.js';
 import { buildApp } from './app.js';
 
 export interface RunningServer {
@@ -31,7 +33,7 @@ const STARTUP_RETRY_MS = 2000;
  * Postgres that is down at start is retried until it comes up.
  */
 export async function startServer(env: Environment, hooks: ServerHooks = {}): Promise<RunningServer> {
-  const state = new ServiceState();
+  const state = new ServiceState({ storage: new LocalDiskStorage(join(env.dataDir, 'media')), maxUploadBytes: env.maxUploadBytes });
   const app = await buildApp({ context: state, logger: { level: env.logLevel } });
   await app.listen({ host: env.host, port: env.port });
   const address = app.server.address();

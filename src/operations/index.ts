@@ -1,9 +1,12 @@
 import type { OperationContext } from './context.js';
 import { createPostHandler } from './createPost.js';
+import { deleteMediaHandler } from './deleteMedia.js';
 import { deletePostHandler } from './deletePost.js';
 import type { ServiceHandlers } from './handler-types.js';
 import { listAccountsHandler } from './listAccounts.js';
+import { listMediaHandler } from './listMedia.js';
 import { listPostsHandler } from './listPosts.js';
+import { uploadMediaHandler } from './uploadMedia.js';
 
 /** The glue's serviceHandlers: every operationId of the spec mapped to its handler. */
 export function createServiceHandlers(ctx: OperationContext): ServiceHandlers {
@@ -12,5 +15,8 @@ export function createServiceHandlers(ctx: OperationContext): ServiceHandlers {
     listPosts: listPostsHandler(ctx),
     deletePost: deletePostHandler(ctx),
     listAccounts: listAccountsHandler(ctx),
+    uploadMedia: uploadMediaHandler(ctx),
+    listMedia: listMediaHandler(ctx),
+    deleteMedia: deleteMediaHandler(ctx),
   };
 }

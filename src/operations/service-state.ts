@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../data/schema.js';
 import { DomainError } from '../domain/errors.js';
-import type { OperationContext } from './context.js';
+import type { MediaSettings, OperationContext } from './context.js';
 
 /** The message the interface gives for requests that arrive before the service has its database. */
 export const NOT_READY = 'Auth not initialized';
@@ -12,6 +12,8 @@ export const NOT_READY = 'Auth not initialized';
  */
 export class ServiceState implements OperationContext {
   #db: Kysely<Database> | undefined;
+
+  constructor(readonly media: MediaSettings) {}
 
   attach(db: Kysely<Database>): void {
     this.#db = db;

@@ -18,7 +18,7 @@ describe('responses outside the operations', () => {
   });
 
   it('answers 503 Auth not initialized before the service has its database', async () => {
-    const app = await buildApp({ context: new ServiceState() });
+    const app = await buildApp({ context: new ServiceState(api.media) });
     try {
       const res = await injectChecked(app, { method: 'GET', url: '/api/v1/accounts', key: 'hrld_anything' });
       expect(res.status).toBe(503);
@@ -30,7 +30,7 @@ describe('responses outside the operations', () => {
   });
 
   it('serves requests once the database is attached', async () => {
-    const state = new ServiceState();
+    const state = new ServiceState(api.media);
     const app = await buildApp({ context: state });
     try {
       const u = await userWithKey(api.db);
@@ -45,7 +45,7 @@ describe('responses outside the operations', () => {
   it('answers 503 Database not available, promptly, when Postgres cannot be reached', async () => {
     const closedPort = await unusedPort();
     const handle = openPostgres(`postgres://postgres@127.0.0.1:${closedPort}/herald`);
-    const state = new ServiceState();
+    const state = new ServiceState(api.media);
     state.attach(handle.db);
     const app = await buildApp({ context: state });
     try {

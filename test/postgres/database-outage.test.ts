@@ -8,6 +8,7 @@ import { injectChecked } from '../support/api.js';
 import { expectMatchesSpec } from '../support/contract.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { userWithKey } from '../support/fixtures.js';
+import { testMediaSettings } from '../support/media-settings.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 
 // Runs only on Postgres (see vitest.config.ts): it needs a server that can go away and come back.
@@ -34,8 +35,9 @@ afterAll(async () => {
 describe('when Postgres goes away', () => {
   it('answers 503 Database not available while it is down, and recovers by itself when it is back', async () => {
     const { key } = await userWithKey(database.db);
+    const media = testMediaSettings();
     const handle = openPostgres(proxiedUrl);
-    const state = new ServiceState();
+    const state = new ServiceState(media);
     state.attach(handle.db);
     const app = await buildApp({ context: state });
     const get = () => injectChecked(app, { method: 'GET', url: '/api/v1/accounts', key });
@@ -54,6 +56,7 @@ describe('when Postgres goes away', () => {
     } finally {
       await app.close();
       await handle.close();
+      media.cleanup();
     }
   });
 

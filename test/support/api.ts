@@ -6,6 +6,7 @@ import { buildApp } from '../../src/http/app.js';
 import { ServiceState } from '../../src/operations/service-state.js';
 import { expectMatchesSpec } from './contract.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
+import { testMediaSettings, type TestMediaSettings } from './media-settings.js';
 
 export interface ApiRequest {
   method: 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH';
@@ -28,6 +29,7 @@ export interface TestApi {
   database: TestDatabase;
   db: Kysely<Database>;
   state: ServiceState;
+  media: TestMediaSettings;
   /** Injects a request and checks the response against the spec before returning it. */
   request<T = unknown>(req: ApiRequest): Promise<ApiResponse<T>>;
 }
@@ -54,7 +56,8 @@ export function useTestApi(): TestApi {
   beforeAll(async () => {
     api.database = await createTestDatabase();
     api.db = api.database.db;
-    api.state = new ServiceState();
+    api.media = testMediaSettings();
+    api.state = new ServiceState(api.media);
     api.state.attach(api.db);
     api.app = await buildApp({ context: api.state });
     api.request = (req) => injectChecked(api.app, req);
@@ -62,6 +65,7 @@ export function useTestApi(): TestApi {
   afterAll(async () => {
     await api.app?.close();
     await api.database?.close();
+    api.media?.cleanup();
   });
   return api;
 }

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../src/data/schema.js';
 import { connectAccount } from '../../src/domain/accounts.js';
 import { createApiKey } from '../../src/domain/api-keys.js';
-import { addMedia, type MediaFactsInput } from '../../src/domain/media.js';
+import { addMedia, type MediaFactsInput } from '../../src/domain/media/add-media.js';
 import { createUser } from '../../src/domain/users.js';
 
 /** Builds test data through the same domain functions the CLI uses. */

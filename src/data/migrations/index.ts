@@ -1,7 +1,9 @@
 import type { Migration } from 'kysely';
 import * as initial from './2026-11-22T0001-initial.js';
+import * as mediaStorage from './2026-11-22T0002-media-storage.js';
 
 /** Every migration by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
   '2026-11-22T0001-initial': initial,
+  '2026-11-22T0002-media-storage': mediaStorage,
 };

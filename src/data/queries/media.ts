@@ -3,11 +3,49 @@ import type { Database, MediaAssetsTable } from '../schema.js';
 
 export type MediaRow = Selectable<MediaAssetsTable>;
 
-export async function insertMediaAsset(db: Kysely<Database>, media: Insertable<MediaAssetsTable>): Promise<void> {
-  await db.insertInto('media_assets').values(media).execute();
+export async function insertMediaAsset(db: Kysely<Database>, media: Insertable<MediaAssetsTable>): Promise<MediaRow> {
+  return db.insertInto('media_assets').values(media).returningAll().executeTakeFirstOrThrow();
 }
 
 export async function selectMediaOwnedBy(db: Kysely<Database>, userId: string, ids: readonly string[]): Promise<MediaRow[]> {
   if (ids.length === 0) return [];
   return db.selectFrom('media_assets').selectAll().where('owner_user_id', '=', userId).where('id', 'in', ids).execute();
+}
+
+/** One page of the user's media, newest first (matches media_assets_owner_created_at_id_idx). */
+export async function selectMediaPage(db: Kysely<Database>, userId: string, limit: number, offset: number): Promise<MediaRow[]> {
+  return db
+    .selectFrom('media_assets')
+    .selectAll()
+    .where('owner_user_id', '=', userId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+}
+
+/** Locks the row until the transaction ends, so no post can attach it between a check and the delete. */
+export async function selectMediaOwnedByForUpdate(db: Kysely<Database>, id: string, userId: string): Promise<MediaRow | undefined> {
+  return db.selectFrom('media_assets').selectAll().where('id', '=', id).where('owner_user_id', '=', userId).forUpdate().executeTakeFirst();
+}
+
+/** Statuses of the posts the media is attached to. */
+export async function selectStatusesOfPostsUsingMedia(db: Kysely<Database>, mediaId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('post_media')
+    .innerJoin('posts', 'posts.id', 'post_media.post_id')
+    .select('posts.status')
+    .distinct()
+    .where('post_media.media_id', '=', mediaId)
+    .execute();
+  return rows.map((r) => r.status);
+}
+
+export async function deleteMediaAttachments(db: Kysely<Database>, mediaId: string): Promise<void> {
+  await db.deleteFrom('post_media').where('media_id', '=', mediaId).execute();
+}
+
+export async function deleteMediaById(db: Kysely<Database>, id: string): Promise<void> {
+  await db.deleteFrom('media_assets').where('id', '=', id).execute();
 }

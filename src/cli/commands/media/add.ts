@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { addMedia } from '../../../domain/media.js';
+import { addMedia } from '../../../domain/media/add-media.js';
 import { mediaKind, nonNegativeInteger, positiveInteger } from '../../option-parsers.js';
 import { runCommand } from '../../run-command.js';
 

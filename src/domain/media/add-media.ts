@@ -1,0 +1,52 @@
+import { createReadStream } from 'node:fs';
+import type { Kysely } from 'kysely';
+import { insertMediaAsset } from '../../data/queries/media.js';
+import { userExists } from '../../data/queries/users.js';
+import type { Database } from '../../data/schema.js';
+import type { MediaStorage } from '../../storage/media-storage.js';
+import { DomainError } from '../errors.js';
+import { newId } from '../ids.js';
+import { storeMediaFile } from './store-media-file.js';
+
+export interface MediaFactsInput {
+  kind: 'image' | 'video';
+  mime: string;
+  bytes: number;
+  width: number | null;
+  height: number | null;
+  durationMs: number | null;
+}
+
+/** Records a media asset from stated facts alone (for scripting; no file is stored). */
+export async function addMedia(db: Kysely<Database>, userId: string, facts: MediaFactsInput): Promise<{ id: string }> {
+  await requireUser(db, userId);
+  if (!/^[a-z]+\/[a-z0-9.+-]+$/i.test(facts.mime)) throw new DomainError('invalid_request', `Invalid mime type: ${facts.mime}`);
+  if (facts.kind === 'image' && facts.durationMs !== null) {
+    throw new DomainError('invalid_request', 'Only videos have a duration');
+  }
+  const row = await insertMediaAsset(db, {
+    id: newId('med'),
+    owner_user_id: userId,
+    kind: facts.kind,
+    mime: facts.mime,
+    bytes: facts.bytes,
+    width: facts.width,
+    height: facts.height,
+    duration_ms: facts.durationMs,
+    storage_key: null,
+    alt_text: null,
+  });
+  return { id: row.id };
+}
+
+/** Records a media asset from a local file, probed and stored exactly like an upload. */
+export async function addMediaFromFile(db: Kysely<Database>, storage: MediaStorage, userId: string, path: string): Promise<{ id: string }> {
+  await requireUser(db, userId);
+  const staged = await storage.stage(createReadStream(path));
+  const row = await storeMediaFile(db, storage, userId, staged, null);
+  return { id: row.id };
+}
+
+async function requireUser(db: Kysely<Database>, userId: string): Promise<void> {
+  if (!(await userExists(db, userId))) throw new DomainError('not_found', `User not found: ${userId}`);
+}

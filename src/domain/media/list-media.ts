@@ -1,0 +1,10 @@
+import type { Kysely } from 'kysely';
+import { selectMediaPage } from '../../data/queries/media.js';
+import type { Database } from '../../data/schema.js';
+import type { MediaList } from '../api-types.js';
+import { toMediaView } from './media-view.js';
+
+export async function listMedia(db: Kysely<Database>, userId: string, limit: number, offset: number): Promise<MediaList> {
+  const rows = await selectMediaPage(db, userId, limit, offset);
+  return { data: rows.map(toMediaView), limit, offset };
+}

@@ -1,0 +1,49 @@
+import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { isValidStorageKey, type MediaStorage, type StagedFile } from './media-storage.js';
+
+/**
+ * Media files in a local folder: `<root>/files/<userId>/<mediaId>`, staging in `<root>/staging`.
+ * Paths are built only from service-generated keys, never from names a client sends.
+ */
+export class LocalDiskStorage implements MediaStorage {
+  readonly #files: string;
+  readonly #staging: string;
+
+  constructor(root: string) {
+    this.#files = join(root, 'files');
+    this.#staging = join(root, 'staging');
+  }
+
+  async stage(source: Readable): Promise<StagedFile> {
+    await mkdir(this.#staging, { recursive: true });
+    const path = join(this.#staging, randomUUID());
+    try {
+      await pipeline(source, createWriteStream(path, { flags: 'wx' }));
+    } catch (err) {
+      await rm(path, { force: true });
+      throw err;
+    }
+    const { size } = await stat(path);
+    return { path, bytes: size, discard: () => rm(path, { force: true }) };
+  }
+
+  async commit(staged: StagedFile, key: string): Promise<void> {
+    const target = this.#pathOf(key);
+    await mkdir(dirname(target), { recursive: true });
+    await rename(staged.path, target);
+  }
+
+  async remove(key: string): Promise<void> {
+    await rm(this.#pathOf(key), { force: true });
+  }
+
+  #pathOf(key: string): string {
+    if (!isValidStorageKey(key)) throw new Error('Invalid storage key');
+    return join(this.#files, key);
+  }
+}

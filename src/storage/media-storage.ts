@@ -1,0 +1,28 @@
+import type { Readable } from 'node:stream';
+
+/** An upload received into local staging, not yet stored: probe it, then commit or discard it. */
+export interface StagedFile {
+  /** A local path to read the bytes from (for probing). */
+  readonly path: string;
+  readonly bytes: number;
+  discard(): Promise<void>;
+}
+
+/**
+ * Where media files live. Uploads are staged locally first (they must be probed from disk), then
+ * committed under a key the service generates. The local folder is the default; an S3-compatible
+ * backend implements the same three calls (commit uploads the staged file and removes it).
+ */
+export interface MediaStorage {
+  /** Streams the upload into staging; rejects (leaving nothing behind) if the stream fails. */
+  stage(source: Readable): Promise<StagedFile>;
+  /** Moves a staged file to its permanent key. */
+  commit(staged: StagedFile, key: string): Promise<void>;
+  /** Removes a stored file; a missing one is not an error. */
+  remove(key: string): Promise<void>;
+}
+
+/** Keys are made by the service from its own ids: `<userId>/<mediaId>`. Anything else is refused. */
+export function isValidStorageKey(key: string): boolean {
+  return /^[a-z]+_[0-9a-z]+\/[a-z]+_[0-9a-z]+$/.test(key);
+}
