@@ -1,0 +1,248 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTestApi, type ApiResponse } from '../support/api.js';
+import { account, inOneHour, userWithKey } from '../support/fixtures.js';
+import { makeMediaFiles, multipartBody, type MediaFiles } from '../support/media-files.js';
+
+const api = useTestApi();
+let files: MediaFiles;
+beforeAll(() => {
+  files = makeMediaFiles();
+});
+afterAll(() => files?.cleanup());
+
+interface Media {
+  id: string;
+  kind: string;
+  mime: string;
+  bytes: number;
+  width: number | null;
+  height: number | null;
+  durationMs: number | null;
+  altText: string | null;
+  createdAt: string;
+}
+
+function upload<T = Media>(key: string, parts: Parameters<typeof multipartBody>[0]): Promise<ApiResponse<T>> {
+  const { payload, contentType } = multipartBody(parts);
+  return api.request<T>({ method: 'POST', url: '/api/v1/media', key, payload, headers: { 'content-type': contentType } });
+}
+
+/** Every file in media storage (committed and staged): a refused upload must leave none. */
+function storedFiles(): string[] {
+  const walk = (dir: string): string[] => {
+    try {
+      return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
+    } catch {
+      return [];
+    }
+  };
+  return walk(api.media.root);
+}
+
+async function mediaCount(userId: string): Promise<number> {
+  return (await api.db.selectFrom('media_assets').select('id').where('owner_user_id', '=', userId).execute()).length;
+}
+
+describe('POST /api/v1/media', () => {
+  it('stores an image and reports the facts read from its bytes, not from its name or declared type', async () => {
+    const u = await userWithKey(api.db);
+    const res = await upload(u.key, [
+      { name: 'altText', value: 'A red rectangle' },
+      { name: 'file', value: files.jpeg1080x1350, filename: 'holiday.png', type: 'image/png' },
+    ]);
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      id: expect.stringMatching(/^med_/),
+      kind: 'image',
+      mime: 'image/jpeg',
+      bytes: files.jpeg1080x1350.length,
+      width: 1080,
+      height: 1350,
+      durationMs: null,
+      altText: 'A red rectangle',
+      createdAt: expect.stringMatching(/Z$/),
+    });
+    expect(storedFiles()).toContain(join(api.media.root, 'files', u.userId, res.body.id));
+  });
+
+  it('probes a video for its size and duration', async () => {
+    const u = await userWithKey(api.db);
+    const res = await upload(u.key, [{ name: 'file', value: files.mp4Portrait, filename: 'clip.bin' }]);
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ kind: 'video', mime: 'video/mp4', width: 180, height: 320, durationMs: 2000, altText: null });
+  });
+
+  it('refuses unsupported and unrecognisable files, keeping nothing', async () => {
+    const u = await userWithKey(api.db);
+    const before = storedFiles().length;
+    const pdf = await upload(u.key, [{ name: 'file', value: files.pdf, filename: 'x.jpg', type: 'image/jpeg' }]);
+    expect(pdf.status).toBe(400);
+    expect(pdf.body).toEqual({ error: 'Unsupported media type: application/pdf' });
+    const text = await upload(u.key, [{ name: 'file', value: files.text, filename: 'x.png' }]);
+    expect(text.status).toBe(400);
+    expect(text.body).toEqual({ error: 'Unsupported media type: unrecognised file' });
+    expect(storedFiles()).toHaveLength(before);
+    expect(await mediaCount(u.userId)).toBe(0);
+  });
+
+  it('refuses truncated images and videos, keeping nothing', async () => {
+    const u = await userWithKey(api.db);
+    const before = storedFiles().length;
+    const jpeg = await upload(u.key, [{ name: 'file', value: files.truncatedJpeg, filename: 'a.jpg' }]);
+    expect(jpeg.status).toBe(400);
+    expect(jpeg.body).toEqual({ error: 'Invalid media file: the image/jpeg file is truncated or corrupt' });
+    const mp4 = await upload(u.key, [{ name: 'file', value: files.truncatedMp4, filename: 'a.mp4' }]);
+    expect(mp4.status).toBe(400);
+    expect(mp4.body).toEqual({ error: 'Invalid media file: the video/mp4 file is truncated or corrupt' });
+    expect(storedFiles()).toHaveLength(before);
+    expect(await mediaCount(u.userId)).toBe(0);
+  });
+
+  it('answers 413 above the upload limit, keeping nothing', async () => {
+    const u = await userWithKey(api.db);
+    const before = storedFiles().length;
+    const big = Buffer.concat([files.jpeg1080x1350, Buffer.alloc(api.media.maxUploadBytes)]);
+    const res = await upload(u.key, [{ name: 'file', value: big, filename: 'big.jpg' }]);
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual({ error: `File too large: the limit is ${api.media.maxUploadBytes} bytes` });
+    expect(storedFiles()).toHaveLength(before);
+    expect(await mediaCount(u.userId)).toBe(0);
+  });
+
+  it('validates the form: the file is required, unknown parts and over-long alt text are refused', async () => {
+    const u = await userWithKey(api.db);
+    const missing = await upload(u.key, [{ name: 'altText', value: 'nothing else' }]);
+    expect(missing.status).toBe(400);
+    expect(missing.body).toEqual({
+      error: 'Invalid request',
+      details: [{ code: 'invalid_type', expected: 'file', received: 'undefined', path: ['file'], message: 'Required' }],
+    });
+    const extra = await upload(u.key, [
+      { name: 'file', value: files.png64, filename: 'a.png' },
+      { name: 'caption', value: 'hello' },
+      { name: 'altText', value: 'x'.repeat(1001) },
+    ]);
+    expect(extra.status).toBe(400);
+    expect(extra.body).toEqual({
+      error: 'Invalid request',
+      details: [
+        { code: 'unrecognized_keys', expected: 'never', received: 'caption', path: ['caption'], message: "Unrecognized key: 'caption'" },
+        { code: 'too_big', expected: '<=1000', received: '1001', path: ['altText'], message: 'must NOT have more than 1000 characters' },
+      ],
+    });
+    const two = await upload(u.key, [
+      { name: 'file', value: files.png64, filename: 'a.png' },
+      { name: 'file', value: files.png64, filename: 'b.png' },
+    ]);
+    expect(two.status).toBe(400);
+    expect(storedFiles().filter((f) => f.includes(u.userId))).toEqual([]);
+    expect(await mediaCount(u.userId)).toBe(0);
+  });
+
+  it('answers 415 for a body that is not multipart, and JSON operations refuse multipart', async () => {
+    const u = await userWithKey(api.db);
+    const json = await api.request({ method: 'POST', url: '/api/v1/media', key: u.key, body: { file: 'abc' } });
+    expect(json.status).toBe(415);
+    expect(json.body).toEqual({ error: 'Unsupported content type: send multipart/form-data' });
+    const text = await api.request({ method: 'POST', url: '/api/v1/media', key: u.key, payload: 'abc', headers: { 'content-type': 'text/plain' } });
+    expect(text.status).toBe(415);
+    expect(text.body).toEqual({ error: 'Unsupported content type: send multipart/form-data' });
+    const { payload, contentType } = multipartBody([{ name: 'accountIds', value: 'acc_a' }]);
+    const post = await api.request({ method: 'POST', url: '/api/v1/posts', key: u.key, payload, headers: { 'content-type': contentType } });
+    expect(post.status).toBe(415);
+    expect(post.body).toEqual({ error: 'Unsupported content type: send application/json' });
+  });
+
+  it('requires a key before reading the upload', async () => {
+    const { payload, contentType } = multipartBody([{ name: 'file', value: files.png64, filename: 'a.png' }]);
+    const res = await api.request({ method: 'POST', url: '/api/v1/media', payload, headers: { 'content-type': contentType } });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ error: 'Missing API key' });
+  });
+});
+
+describe('uploaded media in posts', () => {
+  it('attaches to a post, and the platform limits see the probed facts', async () => {
+    const u = await userWithKey(api.db);
+    const x = await account(api.db, u.userId, 'x');
+    const short = (await upload(u.key, [{ name: 'file', value: files.mp4Portrait, filename: 'a.mp4' }])).body;
+    const long = (await upload(u.key, [{ name: 'file', value: files.mp4Long150s, filename: 'b.mp4' }])).body;
+    expect(long.durationMs).toBe(150_000);
+
+    const ok = await api.request({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [x], caption: 'clip', mediaIds: [short.id] } });
+    expect(ok.status).toBe(201);
+    const tooLong = await api.request<{ error: string; details?: unknown }>({
+      method: 'POST',
+      url: '/api/v1/posts',
+      key: u.key,
+      body: { accountIds: [x], caption: 'clip', mediaIds: [long.id] },
+    });
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body.error).toMatch(/^X .*140.*150/);
+    expect(tooLong.body.details).toBeUndefined();
+  });
+});
+
+describe('GET /api/v1/media and DELETE /api/v1/media/{id}', () => {
+  it("lists only the caller's media, newest first, in pages", async () => {
+    const ada = await userWithKey(api.db);
+    const bob = await userWithKey(api.db);
+    const first = (await upload(ada.key, [{ name: 'file', value: files.png64, filename: 'a.png' }])).body;
+    const second = (await upload(ada.key, [{ name: 'file', value: files.jpeg1080x1350, filename: 'b.jpg' }])).body;
+    await upload(bob.key, [{ name: 'file', value: files.png64, filename: 'c.png' }]);
+    const page = await api.request<{ data: Media[]; limit: number; offset: number }>({ method: 'GET', url: '/api/v1/media', key: ada.key });
+    expect(page.status).toBe(200);
+    expect(page.body).toEqual({ data: [second, first], limit: 25, offset: 0 });
+    const next = await api.request<{ data: Media[] }>({ method: 'GET', url: '/api/v1/media?limit=1&offset=1', key: ada.key });
+    expect(next.body.data).toEqual([first]);
+    const bad = await api.request({ method: 'GET', url: '/api/v1/media?limit=0', key: ada.key });
+    expect(bad.status).toBe(400);
+  });
+
+  it('deletes unused media and its file; drafts lose the attachment', async () => {
+    const u = await userWithKey(api.db);
+    const x = await account(api.db, u.userId, 'x');
+    const image = (await upload(u.key, [{ name: 'file', value: files.png64, filename: 'a.png' }])).body;
+    const draft = await api.request<{ id: string }>({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [x], caption: 'd', mediaIds: [image.id] } });
+    const res = await api.request({ method: 'DELETE', url: `/api/v1/media/${image.id}`, key: u.key });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ success: true });
+    expect(storedFiles()).not.toContain(join(api.media.root, 'files', u.userId, image.id));
+    expect(await api.db.selectFrom('post_media').selectAll().where('post_id', '=', draft.body.id).execute()).toEqual([]);
+    expect(await mediaCount(u.userId)).toBe(0);
+  });
+
+  it('refuses to delete media a scheduled or published post uses', async () => {
+    const u = await userWithKey(api.db);
+    const x = await account(api.db, u.userId, 'x');
+    const image = (await upload(u.key, [{ name: 'file', value: files.png64, filename: 'a.png' }])).body;
+    const post = await api.request<{ id: string }>({
+      method: 'POST',
+      url: '/api/v1/posts',
+      key: u.key,
+      body: { accountIds: [x], caption: 's', mediaIds: [image.id], scheduledAt: inOneHour() },
+    });
+    for (const status of ['scheduled', 'published'] as const) {
+      await api.db.updateTable('posts').set({ status }).where('id', '=', post.body.id).execute();
+      const res = await api.request({ method: 'DELETE', url: `/api/v1/media/${image.id}`, key: u.key });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: 'Cannot delete media used by a scheduled or published post' });
+    }
+    expect(await mediaCount(u.userId)).toBe(1);
+    expect(storedFiles()).toContain(join(api.media.root, 'files', u.userId, image.id));
+  });
+
+  it("answers 404 Media not found for another user's, unknown and malformed ids", async () => {
+    const ada = await userWithKey(api.db);
+    const bob = await userWithKey(api.db);
+    const bobs = (await upload(bob.key, [{ name: 'file', value: files.png64, filename: 'a.png' }])).body;
+    for (const id of [bobs.id, 'med_00000000000000000000000000', '..%2F..%2Fetc%2Fpasswd', 'x'.repeat(5000)]) {
+      const res = await api.request({ method: 'DELETE', url: `/api/v1/media/${id}`, key: ada.key });
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ error: 'Media not found' });
+    }
+    expect(await mediaCount(bob.userId)).toBe(1);
+  });
+});
