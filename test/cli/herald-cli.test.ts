@@ -3,9 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEnvironment } from '../../src/config/environment.js';
+import { migrations } from '../../src/data/migrations/index.js';
 import { startServer } from '../../src/http/server.js';
 import { herald, json } from '../support/cli.js';
 import { expectMatchesSpec } from '../support/contract.js';
+import { makeMediaFiles } from '../support/media-files.js';
+import { writeFile } from 'node:fs/promises';
 import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from '../support/database.js';
 
 // The CLI runs against the suite's database: a fresh Postgres database, or an embedded data folder of its own.
@@ -34,9 +37,10 @@ describe('herald CLI', () => {
     if (TEST_DATABASE_URL === undefined) {
       const early = await herald(['user', 'create'], env);
       expect(early.code).not.toBe(0);
-      expect(early.stderr).toBe('herald: The database has 1 pending migration(s); run "herald db migrate" first\n');
+      const all = Object.keys(migrations);
+      expect(early.stderr).toBe(`herald: The database has ${all.length} pending migration(s); run "herald db migrate" first\n`);
       expect(early.stdout).toBe('');
-      expect(json(await herald(['db', 'migrate'], env))).toEqual({ migrated: ['2026-11-22T0001-initial'] });
+      expect(json(await herald(['db', 'migrate'], env))).toEqual({ migrated: all });
     }
     expect(json(await herald(['db', 'migrate'], env))).toEqual({ migrated: [] });
   });
@@ -65,6 +69,20 @@ describe('herald CLI', () => {
       await herald(['media', 'add', '--user', user.id, '--kind', 'video', '--mime', 'video/mp4', '--bytes', '1000', '--width', '1080', '--height', '1920', '--duration-ms', '15000'], env),
     );
     expect(video).toEqual({ id: ID('med') });
+
+    const files = makeMediaFiles();
+    try {
+      const photo = join(dataDir, 'photo.jpg');
+      await writeFile(photo, files.jpeg1080x1350);
+      expect(json(await herald(['media', 'add', '--user', user.id, '--file', photo], env))).toEqual({ id: ID('med') });
+      const pdf = join(dataDir, 'doc.jpg');
+      await writeFile(pdf, files.pdf);
+      const refused = await herald(['media', 'add', '--user', user.id, '--file', pdf], env);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toBe('herald: Unsupported media type: application/pdf\n');
+    } finally {
+      files.cleanup();
+    }
   });
 
   it('fails with one line on stderr and a non-zero exit for bad input', async () => {
@@ -78,6 +96,8 @@ describe('herald CLI', () => {
       [['key', 'create', '--user', 'usr_nobody'], 'herald: User not found: usr_nobody'],
       [['key', 'revoke', '--id', 'key_nobody'], 'herald: API key not found: key_nobody'],
       [['org', 'create'], "herald: required option '--name <name>' not specified"],
+      [['media', 'add', '--user', 'usr_x', '--kind', 'image'], 'herald: give --file, or all of --kind, --mime and --bytes'],
+      [['media', 'add', '--user', 'usr_x', '--file', 'a.jpg', '--bytes', '5'], 'herald: --file reads the facts from the file'],
       [['frobnicate'], "herald: unknown command 'frobnicate'"],
     ];
     for (const [args, message] of cases) {
