@@ -1,4 +1,3 @@
-import { fileURLToPath } from 'node:url';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
@@ -8,17 +7,18 @@ import { createSecurityHandlers } from './bearer-auth.js';
 import { installErrorHandlers } from './error-handler.js';
 import { acceptJsonBodiesOnly } from './json-body.js';
 import { adjustGlueRoutes } from './route-options.js';
+import { loadSpecification, REFERENCE_HTML_PATH } from './specification.js';
 import { createValidatorCompiler } from './validator.js';
-
-export const SPEC_PATH = fileURLToPath(new URL('../../openapi/openapi.yaml', import.meta.url));
 
 export interface AppOptions {
   context: OperationContext;
   logger?: FastifyServerOptions['logger'];
+  /** The built API reference page served at /docs. */
+  referenceHtmlPath?: string;
 }
 
 /** The HTTP API: every route comes from the spec's operationIds, validated by its schemas. */
-export async function buildApp({ context, logger = false }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ context, logger = false, referenceHtmlPath = REFERENCE_HTML_PATH }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
     // Long path ids must still reach the operation (and be answered "Post not found"), not the router's 404.
@@ -30,9 +30,11 @@ export async function buildApp({ context, logger = false }: AppOptions): Promise
   await app.register(multipart);
   installErrorHandlers(app);
   adjustGlueRoutes(app);
+  const specification = await loadSpecification();
   await app.register(openapiGlue, {
-    specification: SPEC_PATH,
-    serviceHandlers: createServiceHandlers(context),
+    // A copy, so what glue does to the document it wires from never shows in the one that is served.
+    specification: structuredClone(specification.document),
+    serviceHandlers: createServiceHandlers(context, { specification, htmlPath: referenceHtmlPath }),
     securityHandlers: createSecurityHandlers(context),
   });
   return app;

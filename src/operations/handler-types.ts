@@ -3,13 +3,15 @@ import type { operations } from '../../generated/openapi.js';
 
 /** Request and response types of each operation, read from the generated spec types. */
 type JsonContent<T> = T extends { content: { 'application/json': infer B } } ? B : never;
+/** A response body of whatever content type the operation documents (JSON, YAML text, HTML). */
+type AnyContent<T> = T extends { content: infer C } ? C[keyof C] : never;
 
 export type OperationId = keyof operations;
 export type RequestBodyOf<K extends OperationId> = operations[K] extends { requestBody: infer R } ? JsonContent<R> : undefined;
 export type QueryOf<K extends OperationId> = NonNullable<operations[K]['parameters']['query']>;
 export type PathParamsOf<K extends OperationId> = NonNullable<operations[K]['parameters']['path']>;
 type ResponsesOf<K extends OperationId> = operations[K]['responses'];
-export type SuccessBodyOf<K extends OperationId> = JsonContent<ResponsesOf<K>[Extract<keyof ResponsesOf<K>, 200 | 201>]>;
+export type SuccessBodyOf<K extends OperationId> = AnyContent<ResponsesOf<K>[Extract<keyof ResponsesOf<K>, 200 | 201>]>;
 
 export type OperationRequest<K extends OperationId> = FastifyRequest<{
   Body: RequestBodyOf<K>;

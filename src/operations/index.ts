@@ -6,10 +6,11 @@ import type { ServiceHandlers } from './handler-types.js';
 import { listAccountsHandler } from './listAccounts.js';
 import { listMediaHandler } from './listMedia.js';
 import { listPostsHandler } from './listPosts.js';
+import { getApiReferenceHandler, getOpenApiJsonHandler, getOpenApiYamlHandler, type ReferenceContent } from './reference.js';
 import { uploadMediaHandler } from './uploadMedia.js';
 
 /** The glue's serviceHandlers: every operationId of the spec mapped to its handler. */
-export function createServiceHandlers(ctx: OperationContext): ServiceHandlers {
+export function createServiceHandlers(ctx: OperationContext, reference: ReferenceContent): ServiceHandlers {
   return {
     createPost: createPostHandler(ctx),
     listPosts: listPostsHandler(ctx),
@@ -18,5 +19,8 @@ export function createServiceHandlers(ctx: OperationContext): ServiceHandlers {
     uploadMedia: uploadMediaHandler(ctx),
     listMedia: listMediaHandler(ctx),
     deleteMedia: deleteMediaHandler(ctx),
+    getOpenApiJson: getOpenApiJsonHandler(reference),
+    getOpenApiYaml: getOpenApiYamlHandler(reference),
+    getApiReference: getApiReferenceHandler(reference),
   };
 }

@@ -44,7 +44,8 @@ export async function injectChecked<T>(app: FastifyInstance, req: ApiRequest): P
     headers['content-type'] ??= 'application/json';
   }
   const res = await app.inject({ method: req.method, url: req.url, headers, ...(payload === undefined ? {} : { payload }) });
-  const body: unknown = res.body === '' ? undefined : JSON.parse(res.body);
+  const isJson = String(res.headers['content-type']).startsWith('application/json');
+  const body: unknown = res.body === '' ? undefined : isJson ? JSON.parse(res.body) : res.body;
   const observed = { method: req.method, url: req.url, status: res.statusCode, headers: res.headers, body };
   expectMatchesSpec(observed);
   return observed as ApiResponse<T>;

@@ -51,8 +51,11 @@ function balancedParens(pathChar: string): string {
 
 const X_PATH_CHAR = `[a-z${CYRILLIC}0-9!*';:=+,.$/%#\\[\\]\\-\\u2013_~@|&${LATIN_ACCENTS}]`;
 const X_PARENS = balancedParens(X_PATH_CHAR);
-const X_PATH_END = `(?:[+\\-a-z${CYRILLIC}0-9=_#/${LATIN_ACCENTS}]|${X_PARENS})`;
-const X_PATH = `(?:(?:${X_PATH_CHAR}*(?:${X_PARENS}${X_PATH_CHAR}*)*${X_PATH_END})|(?:@${X_PATH_CHAR}+/))`;
+const X_PATH_END = `[+\\-a-z${CYRILLIC}0-9=_#/${LATIN_ACCENTS}]`;
+// The ending alternative is deliberately ungrouped: twitter-text's JS and Java sources
+// concatenate "...]|(?:parens)" without a group, so a bare "(...)" is a whole path
+// segment there and "https://a.com/path.(x)" stops before ".(x)".
+const X_PATH = `(?:(?:${X_PATH_CHAR}*(?:${X_PARENS}${X_PATH_CHAR}*)*${X_PATH_END}|${X_PARENS})|(?:@${X_PATH_CHAR}+/))`;
 const X_QUERY_CHAR = "[a-z0-9!?*'@();:&=+$/%#\\[\\]\\-_.,~|]";
 const X_QUERY_END = '[a-z0-9\\-_&=#/]';
 const X_QUERY = `(?:\\?${X_QUERY_CHAR}*${X_QUERY_END})`;
@@ -65,9 +68,72 @@ const X_URL = new RegExp(
   'gi',
 );
 const X_ASCII_DOMAIN = new RegExp(`(?:(?:[\\-a-z0-9${LATIN_ACCENTS}]{1,63})\\.){1,127}${tldAlternation([])}`, 'gi');
+const X_ASCII_DOMAIN_ANYWHERE = new RegExp(X_ASCII_DOMAIN.source, 'i');
 const X_TCO = new RegExp(`^https?://t\\.co/([a-z0-9]+)${X_QUERY}?`, 'i');
 const MAX_URL_LENGTH = 4096;
 const MAX_TCO_SLUG_LENGTH = 40;
+
+// Length of a label once punycode-encoded (RFC 3492), as twitter-text's idna check needs;
+// counting only, so no output string is built.
+function punycodeLabelLength(label: string): number {
+  const codePoints = Array.from(label, (char) => char.codePointAt(0) ?? 0);
+  const basicCount = codePoints.filter((cp) => cp < 0x80).length;
+  if (basicCount === codePoints.length) return label.length;
+  const base = 36;
+  const tMin = 1;
+  const tMax = 26;
+  const adapt = (delta: number, points: number, first: boolean): number => {
+    let d = first ? Math.floor(delta / 700) : delta >> 1;
+    d += Math.floor(d / points);
+    let k = 0;
+    while (d > ((base - tMin) * tMax) >> 1) {
+      d = Math.floor(d / (base - tMin));
+      k += base;
+    }
+    return k + Math.floor(((base - tMin + 1) * d) / (d + 38));
+  };
+  let n = 0x80;
+  let delta = 0;
+  let bias = 72;
+  let handled = basicCount;
+  let length = basicCount + (basicCount > 0 ? 1 : 0);
+  while (handled < codePoints.length) {
+    const next = Math.min(...codePoints.filter((cp) => cp >= n));
+    delta += (next - n) * (handled + 1);
+    n = next;
+    for (const cp of codePoints) {
+      if (cp < n) delta += 1;
+      if (cp !== n) continue;
+      let q = delta;
+      for (let k = base; ; k += base) {
+        const t = k <= bias ? tMin : k >= bias + tMax ? tMax : k - bias;
+        if (q < t) break;
+        length += 1;
+        q = Math.floor((q - t) / (base - t));
+      }
+      length += 1;
+      bias = adapt(delta, handled + 1, handled === basicCount);
+      delta = 0;
+      handled += 1;
+    }
+    delta += 1;
+    n += 1;
+  }
+  return 'xn--'.length + length;
+}
+
+// twitter-text's idna.toAscii: null when a label would be empty or longer than 63 once
+// encoded, or when an "xn--" domain holds no ASCII domain at all.
+function asciiDomainLength(domainPart: string): number | null {
+  if (domainPart.startsWith('xn--') && !X_ASCII_DOMAIN_ANYWHERE.test(domainPart)) return null;
+  let total = 0;
+  for (const label of domainPart.split('.')) {
+    const length = punycodeLabelLength(label);
+    if (length < 1 || length > 63) return null;
+    total += length;
+  }
+  return total + domainPart.split('.').length - 1;
+}
 
 /**
  * Links as X finds them (twitter-text `extractUrlsWithIndices`): with or without
@@ -84,7 +150,9 @@ export function findXUrls(text: string): TextRange[] {
     const path = match[5];
     const start = (match.index ?? 0) + before.length;
     let end = start + url.length;
-    if ((protocol ?? 'https://').length + url.length > MAX_URL_LENGTH) continue;
+    const asciiLength = asciiDomainLength(domainPart);
+    if (asciiLength === null) continue;
+    if ((protocol ?? 'https://').length + url.length + asciiLength - domainPart.length > MAX_URL_LENGTH) continue;
 
     if (protocol === undefined) {
       // "foo.com" glued to "-", "_", "." or "/" is part of something else, not a link.
