@@ -146,11 +146,10 @@ function checkMedia(scope: Scope): string | null {
     return `${name} allows at most ${plural(rules.video.maxCount, 'video')}; got ${videos} ${where}`;
   }
   for (const file of files) {
-    const violation =
-      file.kind === 'image'
-        ? rules.image && checkImage(name, file, rules.image, target)
-        : rules.video && checkVideo(name, file, rules.video, target);
-    if (violation) return violation;
+    let violation: string | null = null;
+    if (file.kind === 'image' && rules.image !== null) violation = checkImage(name, file, rules.image, target);
+    if (file.kind === 'video' && rules.video !== null) violation = checkVideo(name, file, rules.video, target);
+    if (violation !== null) return violation;
   }
   return null;
 }
@@ -231,7 +230,8 @@ function checkThreadParts(scope: Scope): string | null {
   if (parts === null) return null;
   if (target.postType !== 'thread') {
     if (parts.length === 0) return null;
-    return `${platform.displayName} ${target.postType} allows no thread parts (they need post type thread); got ${parts.length} ${where}`;
+    const hint = platform.thread !== null ? ' (they need post type thread)' : '';
+    return `${platform.displayName} ${target.postType} allows no thread parts${hint}; got ${parts.length} ${where}`;
   }
   const thread = platform.thread;
   if (thread === null) return null; // a platform without a thread rendition does not list the thread post type
@@ -271,7 +271,7 @@ function checkFields(scope: Scope): string | null {
     }
   }
   for (const rule of platform.fields) {
-    const value = fields[rule.key];
+    const value = Object.hasOwn(fields, rule.key) ? fields[rule.key] : undefined;
     if (value === undefined) {
       if (rule.required) return `${platform.displayName} requires field "${rule.key}"; got none ${where}`;
       continue;
@@ -333,12 +333,16 @@ function totalLength(items: readonly string[]): number {
   return items.reduce((sum, item) => sum + item.length + (item.includes(' ') ? 2 : 0), 0);
 }
 
+// Array.isArray narrows to any[]; this keeps the items unknown until checked.
+function isArray(value: unknown): value is readonly unknown[] {
+  return Array.isArray(value);
+}
+
 function checkArray(rule: FieldRules, value: unknown): string | null {
-  const list: readonly unknown[] | null = Array.isArray(value) ? value : null;
-  if (list === null || !list.every((item): item is string => typeof item === 'string')) {
+  if (!isArray(value) || !value.every((item): item is string => typeof item === 'string')) {
     return `must be an array of strings; got ${describeValue(value)}`;
   }
-  const items: readonly string[] = list;
+  const items: readonly string[] = value;
   if (rule.maxItems !== null && items.length > rule.maxItems) {
     return `allows at most ${plural(rule.maxItems, 'item')}; got ${items.length}`;
   }
