@@ -24,7 +24,10 @@ export interface paths {
          *
          *     The request is checked in this order, before anything is written:
          *     1. the body against this schema, plus the cross-field rules below (400 `Invalid request` with `details`);
-         *     2. each target against its platform's limits (400 naming the limit, no `details`);
+         *     2. each target against its platform's limits, with its own caption (its `captionOverride`,
+         *        else `caption`), fields and thread parts (400 naming the limit, no `details`; the limits
+         *        are published by `GET /api/v1/platforms`). Only the caller's own active accounts and
+         *        media take part, so a limit message never reveals anything about anyone else's;
          *     3. ownership of every account and media id (403).
          *
          *     Cross-field rules: `accountIds` has no duplicates; every `accountOverrides[].accountId`
@@ -134,6 +137,30 @@ export interface paths {
          *     caller's is answered `404 Media not found`.
          */
         delete: operations["deleteMedia"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/platforms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List platforms and their limits
+         * @description Every supported platform with the post types it takes and the limits Herald checks for
+         *     each: caption length (with how it is counted), media count, kinds, types, size, aspect
+         *     ratio and duration, thread parts, first comment, and the `fields` it accepts. These are
+         *     the same rules `createPost` applies, read from the same table, so a client can check a
+         *     post before sending it.
+         */
+        get: operations["listPlatforms"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -298,7 +325,18 @@ export interface components {
             captionOverride?: string | null;
             fields?: components["schemas"]["PlatformFields"];
         };
-        /** @description Platform-specific fields for this account, such as a YouTube title. */
+        /**
+         * @description Platform-specific fields for this account, such as a YouTube title. Which keys a platform
+         *     takes, and their types, are listed by `GET /api/v1/platforms` (`fields`) and described by
+         *     the schemas `XFields`, `InstagramFields`, `FacebookFields`, `LinkedinFields`,
+         *     `ThreadsFields`, `BlueskyFields`, `TiktokFields`, `YoutubeFields`, `PinterestFields`,
+         *     `MastodonFields` and `RedditFields`. They are checked with the platform limits (a 400
+         *     naming the field, without `details`), since which schema applies depends on the account.
+         * @example {
+         *       "title": "Launch video",
+         *       "privacyStatus": "unlisted"
+         *     }
+         */
         PlatformFields: {
             [key: string]: unknown;
         };
@@ -438,6 +476,11 @@ export interface components {
             /** @description The problem in words. */
             message: string;
         };
+        /** @description The supported platforms. */
+        PlatformList: {
+            /** @description Every platform, with its post types and limits. */
+            data: components["schemas"]["Platform"][];
+        };
         /** @description An OpenAPI 3.1 document (see https://spec.openapis.org/oas/v3.1.0). */
         OpenApiDocument: {
             [key: string]: unknown;
@@ -448,6 +491,305 @@ export interface components {
         HtmlPage: string;
         /** @description A field name or an array position. */
         PathSegment: string | number;
+        /**
+         * @description How a text length is counted. weighted: X's count (twitter-text v3): text is NFC-normalised, each link counts 23, each emoji sequence 2, code points in U+0000-U+10FF, U+2000-U+200D, U+2010-U+201F and U+2032-U+2037 count 1, all others 2. graphemes: extended grapheme clusters (what a reader sees as one character). graphemesUrl23: grapheme clusters, with each link that has a protocol counted as 23 and a remote mention @user@host counted as @user (Mastodon). graphemesEmojiBytes: grapheme clusters, with each emoji cluster counted as its UTF-8 byte length (Threads). utf16: UTF-16 code units (JavaScript string length). utf8Bytes: bytes of the UTF-8 encoding.
+         * @enum {string}
+         */
+        TextUnit: "weighted" | "graphemes" | "graphemesUrl23" | "graphemesEmojiBytes" | "utf16" | "utf8Bytes";
+        /** @description One length limit of a text, in one counting unit. */
+        PlatformLengthLimit: {
+            /** @description Largest accepted length, inclusive. */
+            max: number;
+            /** @description How the length is counted. */
+            unit: components["schemas"]["TextUnit"];
+        };
+        /** @description Rules for one text (caption, first comment or thread part). */
+        PlatformTextRules: {
+            /** @description Length limits; the text must satisfy all of them. */
+            limits: components["schemas"]["PlatformLengthLimit"][];
+            /** @description Single characters the platform refuses anywhere in the text; empty when none. */
+            forbiddenCharacters: string[];
+        };
+        /** @description Inclusive range of a number; a null end is unbounded. */
+        PlatformNumberRange: {
+            /** @description Smallest accepted value, or null for no lower bound. */
+            min: number | null;
+            /** @description Largest accepted value, or null for no upper bound. */
+            max: number | null;
+        };
+        /** @description Rules of one MIME type that differ from its kind's (X: animated GIF). */
+        PlatformMimeOverride: {
+            /** @description The MIME type these rules apply to. */
+            mimeType: string;
+            /** @description Largest accepted file size in bytes for this type; null keeps the kind's maxBytes. */
+            maxBytes: number | null;
+            /** @description Whether a file of this type must be the only file of the post. */
+            onlyFile: boolean;
+        };
+        /** @description Rules for the images of one post type. */
+        PlatformImageRules: {
+            /** @description Most images one post may carry. */
+            maxCount: number;
+            /** @description Accepted MIME types; "image/*" accepts any image type. */
+            mimeTypes: string[];
+            /** @description Smallest accepted file size in bytes, or null. */
+            minBytes: number | null;
+            /** @description Largest accepted file size in bytes, or null. */
+            maxBytes: number | null;
+            /** @description Accepted width/height ratio, compared with a 1% tolerance either way. */
+            aspectRatio: components["schemas"]["PlatformNumberRange"];
+            /** @description MIME types with their own rules; empty when none. */
+            mimeOverrides: components["schemas"]["PlatformMimeOverride"][];
+        };
+        /** @description Rules for the videos of one post type. */
+        PlatformVideoRules: {
+            /** @description Most videos one post may carry. */
+            maxCount: number;
+            /** @description Accepted MIME types; "video/*" accepts any video type. */
+            mimeTypes: string[];
+            /** @description Smallest accepted file size in bytes, or null. */
+            minBytes: number | null;
+            /** @description Largest accepted file size in bytes, or null. */
+            maxBytes: number | null;
+            /** @description Accepted width/height ratio, compared with a 1% tolerance either way. */
+            aspectRatio: components["schemas"]["PlatformNumberRange"];
+            /** @description Accepted duration in seconds. */
+            durationSeconds: components["schemas"]["PlatformNumberRange"];
+        };
+        /** @description Media rules of one post type. */
+        PlatformMediaRules: {
+            /** @description Files the post must carry; 0 when media is optional. */
+            minFiles: number;
+            /** @description Most files the post may carry. */
+            maxFiles: number;
+            /** @description Whether images and videos may share one post. */
+            allowMixing: boolean;
+            /** @description Rules for images; null when this post type takes no images. */
+            image: components["schemas"]["PlatformImageRules"] | null;
+            /** @description Rules for videos; null when this post type takes no videos. */
+            video: components["schemas"]["PlatformVideoRules"] | null;
+        };
+        /** @description A post type a platform supports, with its rules. */
+        PlatformPostType: {
+            /** @description The post type. */
+            postType: components["schemas"]["PostType"];
+            /** @description What this post type becomes on the platform. */
+            description: string;
+            /** @description Rules for the caption; null when this post type takes no caption. */
+            caption: components["schemas"]["PlatformTextRules"] | null;
+            /** @description Rules for the attached media. */
+            media: components["schemas"]["PlatformMediaRules"];
+            /** @description Rules for the first comment; null when this post type takes no first comment. */
+            firstComment: components["schemas"]["PlatformTextRules"] | null;
+        };
+        /** @description How post type thread is published on a platform. */
+        PlatformThreadRules: {
+            /**
+             * @description chain: each thread part is its own post replying to the previous one. single: one post carrying the full text, so threadParts holds exactly one element.
+             * @enum {string}
+             */
+            style: "chain" | "single";
+            /** @description How the thread is published. */
+            description: string;
+            /** @description Fewest thread parts accepted. */
+            minParts: number;
+            /** @description Most thread parts accepted. */
+            maxParts: number;
+            /** @description Rules every thread part must meet. */
+            part: components["schemas"]["PlatformTextRules"];
+        };
+        /**
+         * @description JSON type of a platform field value (arrays hold strings).
+         * @enum {string}
+         */
+        PlatformFieldType: "string" | "boolean" | "integer" | "array";
+        /** @description Rules for each item of an array field. */
+        PlatformFieldItemRules: {
+            /**
+             * @description Item type; always string.
+             * @enum {string}
+             */
+            type: "string";
+            /** @description Shortest accepted item in UTF-16 code units, or null. */
+            minLength: number | null;
+            /** @description Longest accepted item in UTF-16 code units, or null. */
+            maxLength: number | null;
+        };
+        /** @description One key accepted in accountOverrides[].fields for a platform: a small JSON-Schema-like description. Keys not listed are refused. */
+        PlatformField: {
+            /** @description Field name (camelCase). */
+            key: string;
+            /** @description What the field does. */
+            description: string;
+            /** @description JSON type of the value. */
+            type: components["schemas"]["PlatformFieldType"];
+            /** @description Whether every target on this platform must set the field. */
+            required: boolean;
+            /** @description Strings: the only accepted values, or null. */
+            enum: string[] | null;
+            /** @description Strings: shortest accepted value in UTF-16 code units, or null. */
+            minLength: number | null;
+            /** @description Strings: longest accepted value in UTF-16 code units, or null. */
+            maxLength: number | null;
+            /** @description Strings: ECMAScript regular expression the whole value must match, or null. */
+            pattern: string | null;
+            /** @description The rule behind pattern in words, as used in error messages, or null. */
+            patternDescription: string | null;
+            /**
+             * @description Strings: "uri" requires an absolute http or https URL; null for none.
+             * @enum {string|null}
+             */
+            format: "uri" | null;
+            /** @description Integers: smallest accepted value, or null. */
+            minimum: number | null;
+            /** @description Integers: largest accepted value, or null. */
+            maximum: number | null;
+            /** @description Arrays: rules for each item; null for other types. */
+            items: components["schemas"]["PlatformFieldItemRules"] | null;
+            /** @description Arrays: most items accepted, or null. */
+            maxItems: number | null;
+            /** @description Arrays: largest accepted sum of item lengths, where an item containing a space counts 2 more (YouTube quotes such tags); or null. */
+            maxTotalLength: number | null;
+        };
+        /** @description A supported platform and its publishing limits, as checked when a post is created. */
+        Platform: {
+            /** @description Platform id, as in the account listing (e.g. x, instagram). */
+            id: string;
+            /** @description Platform name as shown to people and used in error messages. */
+            displayName: string;
+            /** @description Post types the platform accepts, with their rules, in vocabulary order. */
+            postTypes: components["schemas"]["PlatformPostType"][];
+            /** @description How post type thread is published; null when the platform does not accept post type thread. */
+            thread: components["schemas"]["PlatformThreadRules"] | null;
+            /** @description Keys accepted in accountOverrides[].fields for accounts on this platform; any other key is refused. */
+            fields: components["schemas"]["PlatformField"][];
+        };
+        /** @description Fields accepted in accountOverrides[].fields for X accounts. Any other key is refused. */
+        XFields: {
+            /**
+             * @description Who can reply; omit for everyone.
+             * @enum {string}
+             */
+            replySettings?: "following" | "mentionedUsers" | "subscribers" | "verified";
+            /** @description Community to post into. */
+            communityId?: string;
+            /** @description Label the post as made with AI. */
+            madeWithAi?: boolean;
+            /** @description Label the post as a paid partnership. */
+            paidPartnership?: boolean;
+        };
+        /** @description Fields accepted in accountOverrides[].fields for Instagram accounts. Any other key is refused. */
+        InstagramFields: {
+            /** @description Usernames invited as collaborators (not on stories). */
+            collaborators?: string[];
+            /** @description Facebook Page id of the tagged location. */
+            locationId?: string;
+            /** @description Reels: also show the reel in the feed. */
+            shareToFeed?: boolean;
+            /** @description Reels: cover frame, in milliseconds from the start. */
+            thumbOffsetMs?: number;
+        };
+        /** @description Fields accepted in accountOverrides[].fields for Facebook accounts. Any other key is refused. */
+        FacebookFields: {
+            /**
+             * Format: uri
+             * @description Link attached to the post. An absolute http or https URL.
+             */
+            link?: string;
+        };
+        /** @description Fields accepted in accountOverrides[].fields for LinkedIn accounts. Any other key is refused. */
+        LinkedinFields: {
+            /**
+             * @description Who can see the post.
+             * @enum {string}
+             */
+            visibility?: "PUBLIC" | "CONNECTIONS" | "LOGGED_IN";
+        };
+        /** @description Fields accepted in accountOverrides[].fields for Threads accounts. Any other key is refused. */
+        ThreadsFields: {
+            /**
+             * @description Who can reply.
+             * @enum {string}
+             */
+            replyControl?: "everyone" | "accounts_you_follow" | "mentioned_only" | "parent_post_author_only" | "followers_only";
+            /** @description The one topic tag of the post. */
+            topicTag?: string;
+            /**
+             * Format: uri
+             * @description Link preview for a text-only post. An absolute http or https URL.
+             */
+            linkAttachment?: string;
+        };
+        /** @description Fields accepted in accountOverrides[].fields for Bluesky accounts. Any other key is refused. */
+        BlueskyFields: {
+            /** @description Languages of the text (BCP 47 tags). */
+            langs?: string[];
+        };
+        /** @description Fields accepted in accountOverrides[].fields for TikTok accounts. Any other key is refused. */
+        TiktokFields: {
+            /**
+             * @description Who can see the post; must be one of the creator's allowed options at publish time.
+             * @enum {string}
+             */
+            privacyLevel?: "PUBLIC_TO_EVERYONE" | "MUTUAL_FOLLOW_FRIENDS" | "FOLLOWER_OF_CREATOR" | "SELF_ONLY";
+            /** @description Turn comments off. */
+            disableComments?: boolean;
+            /** @description Video posts: turn duets off. */
+            disableDuet?: boolean;
+            /** @description Video posts: turn stitches off. */
+            disableStitch?: boolean;
+        };
+        /** @description Fields accepted in accountOverrides[].fields for YouTube accounts. Any other key is refused. */
+        YoutubeFields: {
+            /** @description Video title. */
+            title?: string;
+            /**
+             * @description Who can watch the video.
+             * @enum {string}
+             */
+            privacyStatus?: "public" | "unlisted" | "private";
+            /** @description Video tags. At most 500 characters in total, where an item containing a space counts 2 more. */
+            tags?: string[];
+            /** @description Declare the video as made for kids. */
+            selfDeclaredMadeForKids?: boolean;
+        };
+        /** @description Fields accepted in accountOverrides[].fields for Pinterest accounts. Any other key is refused. */
+        PinterestFields: {
+            /** @description Board to pin to. */
+            boardId?: string;
+            /** @description Pin title. */
+            title?: string;
+            /**
+             * Format: uri
+             * @description Destination link of the Pin. An absolute http or https URL.
+             */
+            link?: string;
+        };
+        /** @description Fields accepted in accountOverrides[].fields for Mastodon accounts. Any other key is refused. */
+        MastodonFields: {
+            /**
+             * @description Who can see the status.
+             * @enum {string}
+             */
+            visibility?: "public" | "unlisted" | "private" | "direct";
+            /** @description Mark the media as sensitive. */
+            sensitive?: boolean;
+            /** @description Language of the status (ISO 639-1). */
+            language?: string;
+        };
+        /** @description Fields accepted in accountOverrides[].fields for Reddit accounts. Any other key is refused. subreddit and title are required for every Reddit target, even when no fields are sent. */
+        RedditFields: {
+            /** @description Subreddit to post in, without the r/ prefix. */
+            subreddit: string;
+            /** @description Post title. */
+            title: string;
+            /** @description Flair template id, where the subreddit requires flair. */
+            flairId?: string;
+            /** @description Mark the post NSFW. */
+            nsfw?: boolean;
+            /** @description Mark the post as a spoiler. */
+            spoiler?: boolean;
+        };
     };
     responses: {
         /** @description Nothing is served at this path. */
@@ -814,6 +1156,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPlatforms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The platforms, in a stable order. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

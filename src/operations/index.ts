@@ -5,6 +5,7 @@ import { deletePostHandler } from './deletePost.js';
 import type { ServiceHandlers } from './handler-types.js';
 import { listAccountsHandler } from './listAccounts.js';
 import { listMediaHandler } from './listMedia.js';
+import { listPlatformsHandler } from './listPlatforms.js';
 import { listPostsHandler } from './listPosts.js';
 import { getApiReferenceHandler, getOpenApiJsonHandler, getOpenApiYamlHandler, type ReferenceContent } from './reference.js';
 import { uploadMediaHandler } from './uploadMedia.js';
@@ -19,6 +20,7 @@ export function createServiceHandlers(ctx: OperationContext, reference: Referenc
     uploadMedia: uploadMediaHandler(ctx),
     listMedia: listMediaHandler(ctx),
     deleteMedia: deleteMediaHandler(ctx),
+    listPlatforms: listPlatformsHandler(),
     getOpenApiJson: getOpenApiJsonHandler(reference),
     getOpenApiYaml: getOpenApiYamlHandler(reference),
     getApiReference: getApiReferenceHandler(reference),

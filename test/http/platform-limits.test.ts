@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest';
+import { platformRules } from '../../src/domain/platforms/index.js';
+import { useTestApi } from '../support/api.js';
+import { account, media, userWithKey } from '../support/fixtures.js';
+
+const api = useTestApi();
+
+const JPEG = { kind: 'image', mime: 'image/jpeg', bytes: 400_000, width: 1080, height: 1080, durationMs: null } as const;
+const MP4 = { kind: 'video', mime: 'video/mp4', bytes: 5_000_000, width: 1080, height: 1920, durationMs: 20_000 } as const;
+
+interface Outcome {
+  status: number;
+  body: { error?: string; details?: unknown; id?: string };
+}
+
+async function create(key: string, body: object): Promise<Outcome> {
+  return api.request({ method: 'POST', url: '/api/v1/posts', key, body });
+}
+
+async function postCount(userId: string): Promise<number> {
+  return (await api.db.selectFrom('posts').select('id').where('user_id', '=', userId).execute()).length;
+}
+
+describe('GET /api/v1/platforms', () => {
+  it('publishes the same table the checks read, to callers with a key', async () => {
+    const u = await userWithKey(api.db);
+    const res = await api.request<{ data: { id: string }[] }>({ method: 'GET', url: '/api/v1/platforms', key: u.key });
+    expect(res.status).toBe(200);
+    expect(res.body.data.map((p) => p.id)).toEqual(['x', 'instagram', 'facebook', 'linkedin', 'threads', 'bluesky', 'tiktok', 'youtube', 'pinterest', 'mastodon', 'reddit']);
+    expect(res.body).toEqual({ data: JSON.parse(JSON.stringify(platformRules)) });
+    expect((await api.request({ method: 'GET', url: '/api/v1/platforms' })).status).toBe(401);
+  });
+});
+
+describe('POST /api/v1/posts against platform limits: 400 naming the limit, no details, nothing written', () => {
+  it('refuses each kind of violation with a message naming the platform, the limit and the value', async () => {
+    const u = await userWithKey(api.db);
+    const x = await account(api.db, u.userId, 'x');
+    const ig = await account(api.db, u.userId, 'instagram');
+    const yt = await account(api.db, u.userId, 'youtube');
+    const reddit = await account(api.db, u.userId, 'reddit');
+    const pin = await account(api.db, u.userId, 'pinterest');
+    const li = await account(api.db, u.userId, 'linkedin');
+    const square = await media(api.db, u.userId, JPEG);
+    const clip = await media(api.db, u.userId, MP4);
+    const huge = await media(api.db, u.userId, { ...JPEG, bytes: 6_000_000 });
+    const tall = await media(api.db, u.userId, { ...JPEG, width: 1000, height: 2000 });
+    const png = await media(api.db, u.userId, { ...JPEG, mime: 'image/png' });
+    const long = await media(api.db, u.userId, { ...MP4, durationMs: 150_000 });
+    const eleven = [];
+    for (let i = 0; i < 11; i++) eleven.push(await media(api.db, u.userId, JPEG));
+
+    const cases: [string, object, string][] = [
+      ['caption length', { accountIds: [x], caption: 'a'.repeat(281) }, `X caption allows at most 280 characters; got 281 (account ${x})`],
+      ['post type', { accountIds: [x], caption: 'hi', postType: 'story' }, `X allows post types post or thread; got story (account ${x})`],
+      ['media count', { accountIds: [ig], postType: 'carousel', mediaIds: eleven }, `Instagram carousel allows between 2 and 10 files; got 11 (account ${ig})`],
+      ['media required', { accountIds: [ig], caption: 'no picture' }, `Instagram post allows between 1 and 10 files; got 0 (account ${ig})`],
+      ['mixing', { accountIds: [x], caption: 'hi', mediaIds: [square, clip] }, `X allows images or videos, not both; got 1 image and 1 video (account ${x})`],
+      ['file size', { accountIds: [x], caption: 'hi', mediaIds: [huge] }, `X image allows at most 5 MB; got 6 MB (media ${huge}, account ${x})`],
+      ['aspect ratio', { accountIds: [ig], mediaIds: [tall] }, `Instagram post image allows an aspect ratio (width/height) between 0.8 and 1.91; got 0.5 from 1000x2000 (media ${tall}, account ${ig})`],
+      ['mime type', { accountIds: [ig], mediaIds: [png] }, `Instagram post image allows image/jpeg; got image/png (media ${png}, account ${ig})`],
+      ['duration', { accountIds: [x], caption: 'hi', mediaIds: [long] }, expect.stringMatching(new RegExp(`^X video allows .*140.*; got 150.*\\(media ${long}, account ${x}\\)$`)) as unknown as string],
+      ['thread parts off thread', { accountIds: [x], caption: 'hi', threadParts: { [x]: ['a', 'b'] } }, `X post allows no thread parts (they need post type thread); got 2 (account ${x})`],
+      ['single-style thread', { accountIds: [li], postType: 'thread', threadParts: { [li]: ['a', 'b'] } }, `LinkedIn thread allows exactly 1 part carrying the full text; got 2 (account ${li})`],
+      ['first comment', { accountIds: [pin], mediaIds: [square], firstComment: 'c', accountOverrides: [{ accountId: pin, fields: { boardId: '123' } }] }, `Pinterest allows no first comment; got 1 character (account ${pin})`],
+      ['unknown field', { accountIds: [yt], postType: 'short', mediaIds: [clip], accountOverrides: [{ accountId: yt, fields: { foo: 1 } }] }, `YouTube allows fields title, privacyStatus, tags or selfDeclaredMadeForKids; got "foo" (account ${yt})`],
+      ['field type', { accountIds: [yt], postType: 'short', mediaIds: [clip], accountOverrides: [{ accountId: yt, fields: { title: 5 } }] }, `YouTube field "title" must be a string; got 5 (account ${yt})`],
+      ['required field', { accountIds: [reddit], caption: 'hi' }, `Reddit requires field "subreddit"; got none (account ${reddit})`],
+    ];
+    for (const [name, body, message] of cases) {
+      const res = await create(u.key, body);
+      expect(res.status, name).toBe(400);
+      expect(res.body, name).toEqual({ error: message });
+    }
+    expect(await postCount(u.userId)).toBe(0);
+  });
+
+  it('checks each target with its own caption: a short override fixes a long default for X', async () => {
+    const u = await userWithKey(api.db);
+    const x = await account(api.db, u.userId, 'x');
+    const li = await account(api.db, u.userId, 'linkedin');
+    const longText = 'word '.repeat(100).trim();
+    const refused = await create(u.key, { accountIds: [li, x], caption: longText });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe(`X caption allows at most 280 characters; got 499 (account ${x})`);
+    const fixed = await create(u.key, { accountIds: [li, x], caption: longText, accountOverrides: [{ accountId: x, captionOverride: 'Short for X' }] });
+    expect(fixed.status).toBe(201);
+  });
+
+  it('counts the way each platform counts: URLs are 23 on X, emoji are one grapheme on Bluesky', async () => {
+    const u = await userWithKey(api.db);
+    const x = await account(api.db, u.userId, 'x');
+    const bsky = await account(api.db, u.userId, 'bluesky');
+    const url = `https://example.com/${'a'.repeat(300)}`;
+    expect((await create(u.key, { accountIds: [x], caption: `${'b'.repeat(256)} ${url}` })).status).toBe(201);
+    expect((await create(u.key, { accountIds: [x], caption: `${'b'.repeat(257)} ${url}` })).status).toBe(400);
+    // Two code points, four UTF-16 units, eight UTF-8 bytes: one grapheme (and 300 of them stay under 3,000 bytes).
+    const thumbs = '👍🏽';
+    expect((await create(u.key, { accountIds: [bsky], caption: thumbs.repeat(300) })).status).toBe(201);
+    const over = await create(u.key, { accountIds: [bsky], caption: thumbs.repeat(301) });
+    expect(over.status).toBe(400);
+    expect(over.body.error).toMatch(/^Bluesky caption allows at most 300/);
+  });
+
+  it('reports the first violation in the order of the targets', async () => {
+    const u = await userWithKey(api.db);
+    const x = await account(api.db, u.userId, 'x');
+    const reddit = await account(api.db, u.userId, 'reddit');
+    const res = await create(u.key, { accountIds: [reddit, x], caption: 'a'.repeat(400) });
+    expect(res.body.error).toMatch(/^Reddit /);
+    const swapped = await create(u.key, { accountIds: [x, reddit], caption: 'a'.repeat(400) });
+    expect(swapped.body.error).toMatch(/^X caption/);
+  });
+
+  it("never reveals anything about someone else's account or media: their ids fail ownership with 403", async () => {
+    const ada = await userWithKey(api.db);
+    const bob = await userWithKey(api.db);
+    const adaX = await account(api.db, ada.userId, 'x');
+    const bobsX = await account(api.db, bob.userId, 'x');
+    const bobsHugeImage = await media(api.db, bob.userId, { ...JPEG, bytes: 50_000_000 });
+    const foreignAccount = await create(ada.key, { accountIds: [bobsX], caption: 'a'.repeat(400) });
+    expect(foreignAccount).toMatchObject({ status: 403, body: { error: `Account not accessible: ${bobsX}` } });
+    const foreignMedia = await create(ada.key, { accountIds: [adaX], caption: 'hi', mediaIds: [bobsHugeImage] });
+    expect(foreignMedia).toMatchObject({ status: 403, body: { error: `Media not accessible: ${bobsHugeImage}` } });
+  });
+});
