@@ -32,7 +32,8 @@ afterAll(async () => {
 
 const ID = (prefix: string) => expect.stringMatching(new RegExp(`^${prefix}_[0-9a-z]{26}$`));
 
-describe('herald CLI', () => {
+// Each command is a fresh process opening the database (1–3 s), so these tests run longer than the rest.
+describe('herald CLI', { timeout: 180_000 }, () => {
   it('refuses to work on a database that is not migrated, then migrates it once', async () => {
     if (TEST_DATABASE_URL === undefined) {
       const early = await herald(['user', 'create'], env);
