@@ -39,7 +39,7 @@ interface Answer {
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     const answer = answerFor(err, req);
-    if (answer.status >= 500) logFailure(req, err, answer.status);
+    if (answer.status >= 500) logFailure(req, securityFailureCause(err) ?? err, answer.status);
     return send(reply, answer);
   });
   app.setNotFoundHandler((_req, reply) => send(reply, { status: 404, body: { error: 'Not found' } }));
@@ -94,7 +94,9 @@ function send(reply: FastifyReply, { status, body }: Answer): FastifyReply {
 }
 
 /** Name and code only: messages of unexpected errors can carry SQL or data, stacks carry paths. */
-function logFailure(req: FastifyRequest, err: FastifyError, status: number): void {
-  const code = typeof err.code === 'string' ? err.code : undefined;
-  req.log.error({ status, errorName: err.name, errorCode: code, operation: req.routeOptions.url }, 'request failed');
+function logFailure(req: FastifyRequest, err: unknown, status: number): void {
+  const { name, code } = err as { name?: unknown; code?: unknown };
+  const errorName = typeof name === 'string' ? name : typeof err;
+  const errorCode = typeof code === 'string' ? code : undefined;
+  req.log.error({ status, errorName, errorCode, operation: req.routeOptions.url }, 'request failed');
 }

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:net';
+import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { openPostgres } from '../../src/data/database.js';
 import { buildApp } from '../../src/http/app.js';
@@ -60,6 +61,34 @@ describe('responses outside the operations', () => {
     } finally {
       await app.close();
       await handle.close();
+    }
+  });
+});
+
+describe('unexpected failures', () => {
+  it('answer 500 Internal server error, and neither the response nor the log carries SQL or a stack', async () => {
+    const state = new ServiceState(api.media);
+    // Every query now names a schema that does not exist: a failure that is not the database being down.
+    state.attach(api.db.withSchema('no_such_schema'));
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const app = await buildApp({ context: state, logger: { level: 'info', stream } });
+    try {
+      const { key } = await userWithKey(api.db);
+      const res = await injectChecked(app, { method: 'GET', url: '/api/v1/posts', key });
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({ error: 'Internal server error' });
+      const failure = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'request failed');
+      expect(failure).toMatchObject({ level: 50, status: 500, errorCode: expect.any(String) });
+      const log = lines.join('');
+      for (const leak of ['no_such_schema', 'select', 'api_keys', key, ' at ']) expect(log).not.toContain(leak);
+    } finally {
+      await app.close();
     }
   });
 });
