@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 
-// Migrations take Kysely<any> and import no application code, so they keep working as the code moves on.
+// Migrations import no application code (the schema as it was then), so they keep working as the code moves on.
 type AnyDb = Kysely<unknown>;
 
 export async function up(db: AnyDb): Promise<void> {
