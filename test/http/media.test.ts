@@ -1,6 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Media } from '../../src/domain/api-types.js';
 import { useTestApi, type ApiResponse } from '../support/api.js';
 import { account, inOneHour, userWithKey } from '../support/fixtures.js';
 import { makeMediaFiles, multipartBody, type MediaFiles } from '../support/media-files.js';
@@ -12,17 +13,6 @@ beforeAll(() => {
 });
 afterAll(() => files?.cleanup());
 
-interface Media {
-  id: string;
-  kind: string;
-  mime: string;
-  bytes: number;
-  width: number | null;
-  height: number | null;
-  durationMs: number | null;
-  altText: string | null;
-  createdAt: string;
-}
 
 function upload<T = Media>(key: string, parts: Parameters<typeof multipartBody>[0]): Promise<ApiResponse<T>> {
   const { payload, contentType } = multipartBody(parts);

@@ -6,16 +6,11 @@ import type { Database } from '../../data/schema.js';
 import type { MediaStorage } from '../../storage/media-storage.js';
 import { DomainError } from '../errors.js';
 import { newId } from '../ids.js';
+import type { MediaFacts } from '../platforms/index.js';
 import { storeMediaFile } from './store-media-file.js';
 
-export interface MediaFactsInput {
-  kind: 'image' | 'video';
-  mime: string;
-  bytes: number;
-  width: number | null;
-  height: number | null;
-  durationMs: number | null;
-}
+/** A media asset's facts as an operator states them (the id is made here). */
+export type MediaFactsInput = Omit<MediaFacts, 'id'>;
 
 /** Records a media asset from stated facts alone (for scripting; no file is stored). */
 export async function addMedia(db: Kysely<Database>, userId: string, facts: MediaFactsInput): Promise<{ id: string }> {

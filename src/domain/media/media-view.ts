@@ -1,7 +1,9 @@
 import type { MediaRow } from '../../data/queries/media.js';
 import type { Media } from '../api-types.js';
+import type { MediaFacts } from '../platforms/index.js';
 
-export function toMediaView(row: MediaRow): Media {
+/** What the platform rules need to know of a stored media asset. */
+export function toMediaFacts(row: MediaRow): MediaFacts {
   return {
     id: row.id,
     kind: row.kind,
@@ -10,7 +12,9 @@ export function toMediaView(row: MediaRow): Media {
     width: row.width,
     height: row.height,
     durationMs: row.duration_ms,
-    altText: row.alt_text,
-    createdAt: row.created_at.toISOString(),
   };
+}
+
+export function toMediaView(row: MediaRow): Media {
+  return { ...toMediaFacts(row), altText: row.alt_text, createdAt: row.created_at.toISOString() };
 }

@@ -6,6 +6,7 @@ import type { Database } from '../../data/schema.js';
 import type { PostCreateInput, PostCreateResult } from '../api-types.js';
 import { DomainError, invalidRequest } from '../errors.js';
 import { newId } from '../ids.js';
+import { toMediaFacts } from '../media/media-view.js';
 import { findPlatformViolation, type MediaFacts, type TargetToCheck } from '../platforms/index.js';
 import { findInputProblems } from './input-rules.js';
 
@@ -86,16 +87,4 @@ function targetsToCheck(input: PostCreateInput, accounts: AccountRow[], media: M
       },
     ];
   });
-}
-
-function toMediaFacts(row: MediaRow): MediaFacts {
-  return {
-    id: row.id,
-    kind: row.kind,
-    mime: row.mime,
-    bytes: Number(row.bytes),
-    width: row.width,
-    height: row.height,
-    durationMs: row.duration_ms,
-  };
 }
