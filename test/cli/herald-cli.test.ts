@@ -6,7 +6,7 @@ import { readEnvironment } from '../../src/config/environment.js';
 import { migrations } from '../../src/data/migrations/index.js';
 import { startServer } from '../../src/http/server.js';
 import { herald, json } from '../support/cli.js';
-import { expectMatchesSpec } from '../support/contract.js';
+import { fetchChecked } from '../support/fetch-checked.js';
 import { makeMediaFiles } from '../support/media-files.js';
 import { writeFile } from 'node:fs/promises';
 import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -119,11 +119,9 @@ describe('herald CLI', { timeout: 180_000 }, () => {
     const server = await startServer({ ...readEnvironment(env), port: 0, logLevel: 'silent' });
     try {
       await server.ready;
-      const res = await fetch(`${server.url}/api/v1/accounts`, { headers: { authorization: `Bearer ${demo.key}` } });
-      const body: unknown = await res.json();
-      expectMatchesSpec({ method: 'GET', url: '/api/v1/accounts', status: res.status, headers: Object.fromEntries(res.headers), body });
+      const res = await fetchChecked<{ data: unknown[] }>(server.url, 'GET', '/api/v1/accounts', { key: demo.key });
       expect(res.status).toBe(200);
-      expect((body as { data: unknown[] }).data).toHaveLength(3);
+      expect(res.body.data).toHaveLength(3);
 
       if (TEST_DATABASE_URL === undefined) {
         // Two processes on one embedded folder would corrupt it: the CLI refuses while the server holds it.

@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEnvironment } from '../../src/config/environment.js';
 import type { DemoSeed } from '../../src/domain/demo.js';
 import { startServer, type RunningServer } from '../../src/http/server.js';
-import { expectMatchesSpec } from '../support/contract.js';
 import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from '../support/database.js';
+import { fetchChecked, type FetchedResponse, type FetchInit } from '../support/fetch-checked.js';
 import { makeMediaFiles, type MediaFiles } from '../support/media-files.js';
 
 // The real server over a real socket on 127.0.0.1: startup, migration, demo seed, and HTTP clients.
@@ -34,20 +34,8 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-async function call<T>(method: string, path: string, init: { key?: string; json?: unknown; form?: FormData } = {}): Promise<{ status: number; body: T }> {
-  const headers: Record<string, string> = {};
-  if (init.key) headers.authorization = `Bearer ${init.key}`;
-  let body: string | FormData | undefined;
-  if (init.json !== undefined) {
-    headers['content-type'] = 'application/json';
-    body = JSON.stringify(init.json);
-  } else if (init.form) {
-    body = init.form;
-  }
-  const res = await fetch(`${server.url}${path}`, { method, headers, body, signal: AbortSignal.timeout(10_000) });
-  const parsed: unknown = await res.json();
-  expectMatchesSpec({ method, url: path, status: res.status, headers: Object.fromEntries(res.headers), body: parsed });
-  return { status: res.status, body: parsed as T };
+function call<T>(method: string, path: string, init: FetchInit = {}): Promise<FetchedResponse<T>> {
+  return fetchChecked<T>(server.url, method, path, init);
 }
 
 describe('the server on a socket', () => {

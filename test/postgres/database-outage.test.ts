@@ -5,7 +5,7 @@ import { buildApp } from '../../src/http/app.js';
 import { startServer } from '../../src/http/server.js';
 import { ServiceState } from '../../src/operations/service-state.js';
 import { injectChecked } from '../support/api.js';
-import { expectMatchesSpec } from '../support/contract.js';
+import { fetchChecked } from '../support/fetch-checked.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { userWithKey } from '../support/fixtures.js';
 import { testMediaSettings } from '../support/media-settings.js';
@@ -66,15 +66,13 @@ describe('when Postgres goes away', () => {
     const env = { ...readEnvironment({}), databaseUrl: proxiedUrl, port: 0, logLevel: 'silent', migrateOnStart: true };
     const server = await startServer(env);
     try {
-      const early = await fetch(`${server.url}/api/v1/accounts`, { headers: { authorization: `Bearer ${key}` } });
-      const body: unknown = await early.json();
-      expectMatchesSpec({ method: 'GET', url: '/api/v1/accounts', status: early.status, headers: Object.fromEntries(early.headers), body });
+      const early = await fetchChecked(server.url, 'GET', '/api/v1/accounts', { key });
       expect(early.status).toBe(503);
-      expect(body).toEqual({ error: 'Auth not initialized' });
+      expect(early.body).toEqual({ error: 'Auth not initialized' });
 
       await proxy.start();
       await server.ready;
-      const later = await fetch(`${server.url}/api/v1/accounts`, { headers: { authorization: `Bearer ${key}` } });
+      const later = await fetchChecked(server.url, 'GET', '/api/v1/accounts', { key });
       expect(later.status).toBe(200);
     } finally {
       await server.close();

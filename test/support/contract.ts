@@ -41,10 +41,26 @@ export interface ObservedResponse {
   body: unknown;
 }
 
+interface OperationObjectWithId extends OperationObject {
+  operationId?: string;
+}
+
+const exercised = new Set<string>();
+
+/** The operationIds that responses have been checked for since the last reset (for coverage checks). */
+export function operationsExercised(): ReadonlySet<string> {
+  return exercised;
+}
+
+export function resetExercised(): void {
+  exercised.clear();
+}
+
 export function expectMatchesSpec(res: ObservedResponse): void {
   const path = res.url.split('?')[0] ?? '';
   const route = routes.find((r) => r.pattern.test(path));
-  const operation = route?.item[res.method.toLowerCase()];
+  const operation = route?.item[res.method.toLowerCase()] as OperationObjectWithId | undefined;
+  if (operation?.operationId) exercised.add(operation.operationId);
   const where = `${res.method} ${route?.template ?? path} ${res.status}`;
   if (!route || !operation) {
     expect(res.status, `${where}: only errors may come from outside the spec`).toBeGreaterThanOrEqual(400);

@@ -1,0 +1,32 @@
+import { expectMatchesSpec } from './contract.js';
+
+export interface FetchInit {
+  key?: string;
+  json?: unknown;
+  form?: FormData;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+export interface FetchedResponse<T> {
+  status: number;
+  headers: Record<string, string>;
+  body: T;
+}
+
+/** A request over a real socket, bounded in time; its response is checked against the spec before it is returned. */
+export async function fetchChecked<T = unknown>(baseUrl: string, method: string, path: string, init: FetchInit = {}): Promise<FetchedResponse<T>> {
+  const headers: Record<string, string> = { ...init.headers };
+  if (init.key !== undefined) headers.authorization = `Bearer ${init.key}`;
+  let body: string | FormData | undefined = init.body ?? init.form;
+  if (init.json !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(init.json);
+  }
+  const res = await fetch(`${baseUrl}${path}`, { method, headers, body, signal: AbortSignal.timeout(10_000) });
+  const text = await res.text();
+  const responseHeaders = Object.fromEntries(res.headers);
+  const parsed: unknown = text === '' ? undefined : (responseHeaders['content-type'] ?? '').startsWith('application/json') ? JSON.parse(text) : text;
+  expectMatchesSpec({ method, url: path, status: res.status, headers: responseHeaders, body: parsed });
+  return { status: res.status, headers: responseHeaders, body: parsed as T };
+}
