@@ -4,7 +4,8 @@
  * docs/screenshot.png. Exits 1 naming what is missing.
  */
 import { relative } from 'node:path';
-import { DOCS_HTML_PATH, DOCS_SCREENSHOT_PATH, buildDocs, checkRenderedDocs, chromiumMissing } from './docs-reference.js';
+import { REFERENCE_HTML_PATH } from '../src/contract/specification.js';
+import { DOCS_SCREENSHOT_PATH, buildDocs, checkRenderedDocs, chromiumMissing } from './docs-reference.js';
 import { REPO_ROOT } from './spec-document.js';
 
 async function main(): Promise<number> {
@@ -14,9 +15,9 @@ async function main(): Promise<number> {
     return 1;
   }
   const started = Date.now();
-  await buildDocs(DOCS_HTML_PATH);
-  console.log(`built ${relative(REPO_ROOT, DOCS_HTML_PATH)} in ${Date.now() - started} ms`);
-  const report = await checkRenderedDocs({ htmlPath: DOCS_HTML_PATH, screenshotPath: DOCS_SCREENSHOT_PATH });
+  await buildDocs(REFERENCE_HTML_PATH);
+  console.log(`built ${relative(REPO_ROOT, REFERENCE_HTML_PATH)} in ${Date.now() - started} ms`);
+  const report = await checkRenderedDocs({ htmlPath: REFERENCE_HTML_PATH, screenshotPath: DOCS_SCREENSHOT_PATH });
   for (const op of report.operations) console.log(`${op.rendered ? 'ok  ' : 'MISS'} ${op.operationId.padEnd(20)} ${op.method} ${op.path}  "${op.summary}"`);
   if (report.refusedRequests.length > 0) console.log(`refused (page works without them): ${report.refusedRequests.join(', ')}`);
   console.log(`screenshot: ${relative(REPO_ROOT, report.screenshotPath)} (${Date.now() - started} ms in all)`);

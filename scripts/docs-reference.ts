@@ -5,7 +5,8 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
-import { REPO_ROOT, SPEC_PATH, isObject, listOperations, loadSpec } from './spec-document.js';
+import { REFERENCE_HTML_PATH, SPEC_PATH } from '../src/contract/specification.js';
+import { REPO_ROOT, isObject, listOperations, loadSpec } from './spec-document.js';
 
 /**
  * Builds the HTML reference with Redocly and checks, in headless Chromium with every network
@@ -15,7 +16,6 @@ import { REPO_ROOT, SPEC_PATH, isObject, listOperations, loadSpec } from './spec
 
 const run = promisify(execFile);
 
-export const DOCS_HTML_PATH = join(REPO_ROOT, 'docs', 'index.html');
 export const DOCS_SCREENSHOT_PATH = join(REPO_ROOT, 'docs', 'screenshot.png');
 
 /** Debian's package `chromium`; HERALD_CHROMIUM_PATH points elsewhere when needed. */
@@ -38,7 +38,7 @@ export function redoclyBuildArgs(specPath: string, outputPath: string): string[]
   return ['build-docs', specPath, '--inlineBundle', '--openapi.disableTelemetry=true', '-o', outputPath];
 }
 
-export async function buildDocs(outputPath: string = DOCS_HTML_PATH, { specPath = SPEC_PATH, timeoutMs = 60_000 } = {}): Promise<void> {
+export async function buildDocs(outputPath: string = REFERENCE_HTML_PATH, { specPath = SPEC_PATH, timeoutMs = 60_000 } = {}): Promise<void> {
   await mkdir(dirname(outputPath), { recursive: true });
   const redocly = join(REPO_ROOT, 'node_modules', '.bin', 'redocly');
   try {
@@ -110,7 +110,10 @@ async function openHash(page: Page, hash: string): Promise<void> {
  * so each one is scrolled to, as a reader scrolling down would.
  */
 async function tagSections(page: Page): Promise<Map<string, string>> {
-  const ids = await page.$$eval('[data-section-id]', (els) => els.map((el) => el.getAttribute('data-section-id') ?? ''));
+  // Typed by what it uses: the callback runs in the page, and this project has no DOM types.
+  const ids = await page.$$eval('[data-section-id]', (els: { getAttribute(name: string): string | null }[]) =>
+    els.map((el) => el.getAttribute('data-section-id') ?? ''),
+  );
   const out = new Map<string, string>();
   for (const id of new Set(ids.filter((id) => id.split('/').length === 2 && !id.startsWith('/section')))) {
     const section = page.locator(`[data-section-id="${id}"]`).first();
@@ -144,7 +147,7 @@ async function shows(section: Locator, text: string): Promise<boolean> {
  * clicks the tag and scrolls would see them. Ends with a screenshot of the first operation.
  */
 export async function checkRenderedDocs({
-  htmlPath = DOCS_HTML_PATH,
+  htmlPath = REFERENCE_HTML_PATH,
   specPath = SPEC_PATH,
   screenshotPath = DOCS_SCREENSHOT_PATH,
   timeoutMs = 60_000,
@@ -236,6 +239,6 @@ export async function checkRenderedDocs({
     return await Promise.race([checking, deadline]);
   } finally {
     clearTimeout(timer);
-    await (browser as Browser | undefined)?.close().catch(() => {});
+    await browser?.close().catch(() => {});
   }
 }

@@ -5,8 +5,9 @@
  * scripts/spec-compatibility.ts and docs/COMPATIBILITY.md.
  */
 import { relative, resolve as resolvePath } from 'node:path';
+import { SPEC_PATH } from '../src/contract/specification.js';
 import { compareSpecs } from './spec-compatibility.js';
-import { RELEASED_SPEC_PATH, REPO_ROOT, SPEC_PATH, loadSpec } from './spec-document.js';
+import { RELEASED_SPEC_PATH, REPO_ROOT, loadSpec } from './spec-document.js';
 
 const [releasedArg, currentArg] = process.argv.slice(2);
 const releasedPath = releasedArg ? resolvePath(releasedArg) : RELEASED_SPEC_PATH;

@@ -99,7 +99,7 @@ interface Parameter {
 function parameters(doc: JsonObject, op: OperationEntry): Map<string, Parameter> {
   const placeholders = [...op.path.matchAll(/\{([^}]*)\}/g)].map((m) => m[1]);
   const out = new Map<string, Parameter>();
-  for (const raw of [...op.pathParameters, ...(Array.isArray(op.operation.parameters) ? op.operation.parameters : [])]) {
+  for (const raw of [...op.pathParameters, ...(Array.isArray(op.operation.parameters) ? (op.operation.parameters as unknown[]) : [])]) {
     const p = resolve(doc, raw);
     if (!isObject(p) || typeof p.name !== 'string' || typeof p.in !== 'string') continue;
     const id = p.in === 'path' ? `path #${placeholders.indexOf(p.name)}` : `${p.in} ${p.in === 'header' ? p.name.toLowerCase() : p.name}`;
@@ -194,7 +194,7 @@ function allows(set: Set<string> | undefined, type: string): boolean {
 
 /** Allowed values, from `enum` or `const`; undefined when any value of the type is allowed. */
 function values(schema: JsonObject): unknown[] | undefined {
-  if (Array.isArray(schema.enum)) return schema.enum;
+  if (Array.isArray(schema.enum)) return schema.enum as unknown[];
   if ('const' in schema) return [schema.const];
   return undefined;
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
+import { SPEC_PATH } from '../src/contract/specification.js';
 
 /**
  * Small helpers over a parsed OpenAPI document, shared by the docs check, the consumer checks and
@@ -8,7 +9,6 @@ import { parse } from 'yaml';
  */
 
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
-export const SPEC_PATH = fileURLToPath(new URL('../openapi/openapi.yaml', import.meta.url));
 export const RELEASED_SPEC_PATH = fileURLToPath(new URL('../openapi/released/v1.yaml', import.meta.url));
 
 export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;

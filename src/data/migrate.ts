@@ -3,7 +3,7 @@ import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
 
 function migratorFor(db: Kysely<Database>): Migrator {
-  return new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  return new Migrator({ db, provider: { getMigrations: () => Promise.resolve(migrations) } });
 }
 
 /** Names of migrations not yet applied to this database. */

@@ -22,20 +22,13 @@ export const MISSING_API_KEY = 'Missing API key';
 export const INVALID_API_KEY = 'Invalid API key';
 export const API_KEY_EXPIRED = 'API key expired';
 
-/** The bearer credential in an Authorization header, or undefined when there is none. */
-export function bearerToken(authorization: string | undefined): string | undefined {
-  const match = authorization?.match(/^Bearer[ \t]+(\S+)[ \t]*$/i);
-  return match?.[1];
-}
-
 export interface Caller {
   userId: string;
   keyId: string;
 }
 
-/** Resolves an Authorization header to the calling user, or throws an `unauthorized` DomainError. */
-export async function authenticate(db: Kysely<Database>, authorization: string | undefined, now: Date): Promise<Caller> {
-  const token = bearerToken(authorization);
+/** Resolves an API key (undefined when the caller sent none) to the calling user, or throws an `unauthorized` DomainError. */
+export async function authenticate(db: Kysely<Database>, token: string | undefined, now: Date): Promise<Caller> {
   if (token === undefined) throw new DomainError('unauthorized', MISSING_API_KEY);
   if (!token.startsWith(API_KEY_PREFIX)) throw new DomainError('unauthorized', INVALID_API_KEY);
   const hash = hashApiKey(token);

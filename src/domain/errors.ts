@@ -12,9 +12,7 @@ export type DomainErrorKind =
   | 'unauthorized' // 401
   | 'forbidden' // 403
   | 'not_found' // 404
-  | 'too_large' // 413
-  | 'unsupported_content_type' // 415
-  | 'not_ready'; // 503: the service has no database yet
+  | 'too_large'; // 413
 
 export class DomainError extends Error {
   constructor(

@@ -1,13 +1,13 @@
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
-import type { OperationContext } from '../operations/context.js';
-import { createServiceHandlers } from '../operations/index.js';
+import { loadSpecification, REFERENCE_HTML_PATH } from '../contract/specification.js';
+import type { OperationContext } from '../operations-kit/context.js';
 import { createSecurityHandlers } from './bearer-auth.js';
 import { installErrorHandlers } from './error-handler.js';
 import { acceptJsonBodiesOnly } from './json-body.js';
 import { adjustGlueRoutes } from './route-options.js';
-import { loadSpecification, REFERENCE_HTML_PATH } from './specification.js';
+import { createServiceHandlers } from './service-handlers.js';
 import { createValidatorCompiler } from './validator.js';
 
 export interface AppOptions {

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { isDatabaseUnavailable } from '../data/connection-errors.js';
 import type { ErrorDetail } from '../domain/api-types.js';
 import { DomainError, INVALID_REQUEST, type DomainErrorKind } from '../domain/errors.js';
+import { HttpError } from './http-error.js';
 import { acceptedContentTypes, unsupportedContentType } from './route-options.js';
 import { toErrorDetails } from './validation-details.js';
 
@@ -14,8 +15,6 @@ const STATUS_OF: Record<DomainErrorKind, number> = {
   forbidden: 403,
   not_found: 404,
   too_large: 413,
-  unsupported_content_type: 415,
-  not_ready: 503,
 };
 
 /** Seconds a client should wait before retrying a 503. */
@@ -33,8 +32,8 @@ interface Answer {
 
 /**
  * Every failure leaves in the interface's error shape: `{"error": "..."}`, plus `details` for
- * validation. Messages come from this table or from DomainErrors, never from the failure itself,
- * so no SQL, stack or secret reaches a client.
+ * validation. Messages come from this table, DomainErrors or HttpErrors, never from the failure
+ * itself, so no SQL, stack or secret reaches a client.
  */
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
@@ -55,6 +54,7 @@ function answerFor(err: FastifyError, req: FastifyRequest): Answer {
     const body: ErrorBody = cause.details ? { error: cause.message, details: cause.details } : { error: cause.message };
     return { status: STATUS_OF[cause.kind], body };
   }
+  if (cause instanceof HttpError) return { status: cause.status, body: { error: cause.message } };
   if (isDatabaseUnavailable(cause)) return { status: 503, body: { error: 'Database not available' } };
   switch (err.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
@@ -74,7 +74,7 @@ function securityFailureCause(err: FastifyError): unknown {
   return undefined;
 }
 
-function partOf(req: FastifyRequest, context: string | undefined): unknown {
+function partOf(req: FastifyRequest, context: FastifyError['validationContext']): unknown {
   switch (context) {
     case 'querystring':
       return req.query;
@@ -82,7 +82,8 @@ function partOf(req: FastifyRequest, context: string | undefined): unknown {
       return req.params;
     case 'headers':
       return req.headers;
-    default:
+    case 'body':
+    case undefined:
       return req.body;
   }
 }

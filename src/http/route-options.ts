@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { DomainError } from '../domain/errors.js';
+import { HttpError } from './http-error.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -43,7 +43,7 @@ function requireContentType(accepted: string[]) {
     const type = req.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
     // A request without a body has no type; the schema then reports the missing body.
     if (type !== undefined && !accepted.includes(type)) {
-      throw new DomainError('unsupported_content_type', unsupportedContentType(accepted));
+      throw new HttpError(415, unsupportedContentType(accepted));
     }
   };
 }

@@ -8,9 +8,10 @@ import { migrateToLatest } from '../data/migrate.js';
 import { openDatabase } from '../data/open-database.js';
 import { countUsers } from '../data/queries/users.js';
 import { seedDemo, type DemoSeed } from '../domain/demo.js';
-import { ServiceState } from '../operations/service-state.js';
+import { FfprobeMediaProbe } from '../probe/ffprobe-media-probe.js';
 import { LocalDiskStorage } from '../storage/local-disk-storage.js';
 import { buildApp } from './app.js';
+import { ServiceState } from './service-state.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -33,7 +34,11 @@ const STARTUP_RETRY_MS = 2000;
  * Postgres that is down at start is retried until it comes up.
  */
 export async function startServer(env: Environment, hooks: ServerHooks = {}): Promise<RunningServer> {
-  const state = new ServiceState({ storage: new LocalDiskStorage(join(env.dataDir, 'media')), maxUploadBytes: env.maxUploadBytes });
+  const state = new ServiceState({
+    storage: new LocalDiskStorage(join(env.dataDir, 'media')),
+    probe: new FfprobeMediaProbe(),
+    maxUploadBytes: env.maxUploadBytes,
+  });
   const app = await buildApp({ context: state, logger: { level: env.logLevel } });
   await app.listen({ host: env.host, port: env.port });
   const address = app.server.address();

@@ -62,7 +62,7 @@ function toDetail(e: ErrorObject, root: unknown): ErrorDetail {
     case 'uniqueItems': {
       // Ajv reports items i and j as equal; j is the later one, the duplicate.
       const j = Number(params.i) > Number(params.j) ? Number(params.i) : Number(params.j);
-      const item = Array.isArray(value) ? value[j] : undefined;
+      const item: unknown = Array.isArray(value) ? value[j] : undefined;
       return { code: 'not_unique', expected: 'unique items', received: show(item), path: [...path, j], message: `Duplicate item at position ${j}` };
     }
     default:

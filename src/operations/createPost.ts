@@ -1,7 +1,7 @@
+import type { OperationHandler } from '../contract/handler-types.js';
 import { createPost } from '../domain/posts/create-post.js';
-import { callerOf } from './caller.js';
-import type { OperationContext } from './context.js';
-import type { OperationHandler } from './handler-types.js';
+import { callerOf } from '../operations-kit/caller.js';
+import type { OperationContext } from '../operations-kit/context.js';
 
 export function createPostHandler(ctx: OperationContext): OperationHandler<'createPost'> {
   return async (req, reply) => {

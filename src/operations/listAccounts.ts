@@ -1,7 +1,7 @@
+import type { OperationHandler } from '../contract/handler-types.js';
 import { listAccounts } from '../domain/accounts.js';
-import { callerOf } from './caller.js';
-import type { OperationContext } from './context.js';
-import type { OperationHandler } from './handler-types.js';
+import { callerOf } from '../operations-kit/caller.js';
+import type { OperationContext } from '../operations-kit/context.js';
 
 export function listAccountsHandler(ctx: OperationContext): OperationHandler<'listAccounts'> {
   return async (req) => listAccounts(ctx.db(), callerOf(req).userId);

@@ -1,7 +1,7 @@
+import { defaulted, type OperationHandler } from '../contract/handler-types.js';
 import { listMedia } from '../domain/media/list-media.js';
-import { callerOf } from './caller.js';
-import type { OperationContext } from './context.js';
-import { defaulted, type OperationHandler } from './handler-types.js';
+import { callerOf } from '../operations-kit/caller.js';
+import type { OperationContext } from '../operations-kit/context.js';
 
 export function listMediaHandler(ctx: OperationContext): OperationHandler<'listMedia'> {
   return async (req) =>

@@ -1,7 +1,7 @@
+import { defaulted, type OperationHandler } from '../contract/handler-types.js';
 import { listPosts } from '../domain/posts/list-posts.js';
-import { callerOf } from './caller.js';
-import type { OperationContext } from './context.js';
-import { defaulted, type OperationHandler } from './handler-types.js';
+import { callerOf } from '../operations-kit/caller.js';
+import type { OperationContext } from '../operations-kit/context.js';
 
 export function listPostsHandler(ctx: OperationContext): OperationHandler<'listPosts'> {
   return async (req) =>

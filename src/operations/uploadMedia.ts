@@ -1,16 +1,16 @@
-import { storeMediaFile } from '../domain/media/store-media-file.js';
+import type { OperationHandler } from '../contract/handler-types.js';
 import { toMediaView } from '../domain/media/media-view.js';
-import { callerOf } from './caller.js';
-import type { OperationContext } from './context.js';
-import type { OperationHandler } from './handler-types.js';
-import { receiveUpload } from './multipart-upload.js';
+import { storeMediaFile } from '../domain/media/store-media-file.js';
+import { callerOf } from '../operations-kit/caller.js';
+import type { OperationContext } from '../operations-kit/context.js';
+import { receiveUpload } from '../operations-kit/multipart-upload.js';
 
 export function uploadMediaHandler(ctx: OperationContext): OperationHandler<'uploadMedia'> {
   return async (req, reply) => {
-    const { storage, maxUploadBytes } = ctx.media;
+    const { storage, probe, maxUploadBytes } = ctx.media;
     const db = ctx.db();
     const { staged, altText } = await receiveUpload(req, storage, maxUploadBytes);
-    const row = await storeMediaFile(db, storage, callerOf(req).userId, staged, altText);
+    const row = await storeMediaFile(db, storage, probe, callerOf(req).userId, staged, altText);
     reply.code(201);
     return toMediaView(row);
   };

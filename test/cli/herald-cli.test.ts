@@ -10,6 +10,7 @@ import { fetchChecked } from '../support/fetch-checked.js';
 import { makeMediaFiles } from '../support/media-files.js';
 import { writeFile } from 'node:fs/promises';
 import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from '../support/database.js';
+import { stringMatching } from '../support/matchers.js';
 
 // The CLI runs against the suite's database: a fresh Postgres database, or an embedded data folder of its own.
 let dataDir: string;
@@ -30,7 +31,7 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-const ID = (prefix: string) => expect.stringMatching(new RegExp(`^${prefix}_[0-9a-z]{26}$`));
+const ID = (prefix: string) => stringMatching(new RegExp(`^${prefix}_[0-9a-z]{26}$`));
 
 // Each command is a fresh process opening the database (1–3 s), so these tests run longer than the rest.
 describe('herald CLI', { timeout: 180_000 }, () => {
@@ -56,15 +57,15 @@ describe('herald CLI', { timeout: 180_000 }, () => {
     const key = json<{ id: string; key: string; expiresAt: string | null }>(
       await herald(['key', 'create', '--user', user.id, '--expires-at', '2099-01-01T00:00:00+01:00'], env),
     );
-    expect(key).toEqual({ id: ID('key'), key: expect.stringMatching(/^hrld_/), expiresAt: '2098-12-31T23:00:00.000Z' });
+    expect(key).toEqual({ id: ID('key'), key: stringMatching(/^hrld_/), expiresAt: '2098-12-31T23:00:00.000Z' });
     const revoked = json(await herald(['key', 'revoke', '--id', key.id], env));
-    expect(revoked).toEqual({ id: key.id, revokedAt: expect.stringMatching(/Z$/) });
+    expect(revoked).toEqual({ id: key.id, revokedAt: stringMatching(/Z$/) });
 
     const own = json<{ id: string }>(await herald(['account', 'connect', '--platform', 'x', '--username', 'ada', '--display-name', 'Ada', '--user', user.id], env));
     expect(own).toEqual({ id: ID('acc') });
     const shared = json<{ id: string }>(await herald(['account', 'connect', '--platform', 'linkedin', '--username', 'acme', '--org', org.id], env));
     const gone = json<{ id: string }>(await herald(['account', 'disconnect', '--id', shared.id], env));
-    expect(gone).toEqual({ id: shared.id, disconnectedAt: expect.stringMatching(/Z$/) });
+    expect(gone).toEqual({ id: shared.id, disconnectedAt: stringMatching(/Z$/) });
 
     const video = json(
       await herald(['media', 'add', '--user', user.id, '--kind', 'video', '--mime', 'video/mp4', '--bytes', '1000', '--width', '1080', '--height', '1920', '--duration-ms', '15000'], env),

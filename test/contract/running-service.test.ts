@@ -12,7 +12,7 @@ import { fetchChecked } from '../support/fetch-checked.js';
 import { makeMediaFiles, type MediaFiles } from '../support/media-files.js';
 import { parse } from 'yaml';
 import { readFileSync } from 'node:fs';
-import { SPEC_PATH } from '../../src/http/specification.js';
+import { SPEC_PATH } from '../../src/contract/specification.js';
 
 /**
  * The contract suite: `herald serve` as its own process, set up through the CLI as an operator

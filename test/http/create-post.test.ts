@@ -4,6 +4,7 @@ import { addMember, createOrganization } from '../../src/domain/users.js';
 import { connectAccount } from '../../src/domain/accounts.js';
 import { useTestApi } from '../support/api.js';
 import { account, inOneHour, media, userWithKey } from '../support/fixtures.js';
+import { stringMatching } from '../support/matchers.js';
 
 const api = useTestApi();
 
@@ -27,7 +28,7 @@ describe('POST /api/v1/posts: creating', () => {
     const acc = await account(api.db, u.userId);
     const res = await api.request<Created>({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [acc], caption: 'Hi' } });
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ id: expect.stringMatching(/^post_[0-9a-z]{26}$/), status: 'draft' });
+    expect(res.body).toEqual({ id: stringMatching(/^post_[0-9a-z]{26}$/), status: 'draft' });
     const row = await api.db.selectFrom('posts').selectAll().where('id', '=', res.body.id).executeTakeFirstOrThrow();
     expect(row).toMatchObject({ user_id: u.userId, caption: 'Hi', first_comment: null, post_type: 'post', status: 'draft', scheduled_at: null });
   });
@@ -181,7 +182,7 @@ describe('POST /api/v1/posts: invalid requests are 400 with details and write no
     expect(res.body.details).toEqual([
       {
         code: 'too_small',
-        expected: expect.stringMatching(/^after \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        expected: stringMatching(/^after \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
         received: '2020-01-01T00:00:00Z',
         path: ['scheduledAt'],
         message: 'scheduledAt must be in the future',

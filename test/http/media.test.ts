@@ -1,9 +1,9 @@
-import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Media } from '../../src/domain/api-types.js';
 import { useTestApi, type ApiResponse } from '../support/api.js';
 import { account, inOneHour, userWithKey } from '../support/fixtures.js';
+import { stringMatching } from '../support/matchers.js';
 import { makeMediaFiles, multipartBody, type MediaFiles } from '../support/media-files.js';
 
 const api = useTestApi();
@@ -19,18 +19,6 @@ function upload<T = Media>(key: string, parts: Parameters<typeof multipartBody>[
   return api.request<T>({ method: 'POST', url: '/api/v1/media', key, payload, headers: { 'content-type': contentType } });
 }
 
-/** Every file in media storage (committed and staged): a refused upload must leave none. */
-function storedFiles(): string[] {
-  const walk = (dir: string): string[] => {
-    try {
-      return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
-    } catch {
-      return [];
-    }
-  };
-  return walk(api.media.root);
-}
-
 async function mediaCount(userId: string): Promise<number> {
   return (await api.db.selectFrom('media_assets').select('id').where('owner_user_id', '=', userId).execute()).length;
 }
@@ -44,7 +32,7 @@ describe('POST /api/v1/media', () => {
     ]);
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
-      id: expect.stringMatching(/^med_/),
+      id: stringMatching(/^med_/),
       kind: 'image',
       mime: 'image/jpeg',
       bytes: files.jpeg1080x1350.length,
@@ -52,9 +40,9 @@ describe('POST /api/v1/media', () => {
       height: 1350,
       durationMs: null,
       altText: 'A red rectangle',
-      createdAt: expect.stringMatching(/Z$/),
+      createdAt: stringMatching(/Z$/),
     });
-    expect(storedFiles()).toContain(join(api.media.root, 'files', u.userId, res.body.id));
+    expect(api.media.storedFiles()).toContain(join(api.media.root, 'files', u.userId, res.body.id));
   });
 
   it('probes a video for its size and duration', async () => {
@@ -66,38 +54,38 @@ describe('POST /api/v1/media', () => {
 
   it('refuses unsupported and unrecognisable files, keeping nothing', async () => {
     const u = await userWithKey(api.db);
-    const before = storedFiles().length;
+    const before = api.media.storedFiles().length;
     const pdf = await upload(u.key, [{ name: 'file', value: files.pdf, filename: 'x.jpg', type: 'image/jpeg' }]);
     expect(pdf.status).toBe(400);
     expect(pdf.body).toEqual({ error: 'Unsupported media type: application/pdf' });
     const text = await upload(u.key, [{ name: 'file', value: files.text, filename: 'x.png' }]);
     expect(text.status).toBe(400);
     expect(text.body).toEqual({ error: 'Unsupported media type: unrecognised file' });
-    expect(storedFiles()).toHaveLength(before);
+    expect(api.media.storedFiles()).toHaveLength(before);
     expect(await mediaCount(u.userId)).toBe(0);
   });
 
   it('refuses truncated images and videos, keeping nothing', async () => {
     const u = await userWithKey(api.db);
-    const before = storedFiles().length;
+    const before = api.media.storedFiles().length;
     const jpeg = await upload(u.key, [{ name: 'file', value: files.truncatedJpeg, filename: 'a.jpg' }]);
     expect(jpeg.status).toBe(400);
     expect(jpeg.body).toEqual({ error: 'Invalid media file: the image/jpeg file is truncated or corrupt' });
     const mp4 = await upload(u.key, [{ name: 'file', value: files.truncatedMp4, filename: 'a.mp4' }]);
     expect(mp4.status).toBe(400);
     expect(mp4.body).toEqual({ error: 'Invalid media file: the video/mp4 file is truncated or corrupt' });
-    expect(storedFiles()).toHaveLength(before);
+    expect(api.media.storedFiles()).toHaveLength(before);
     expect(await mediaCount(u.userId)).toBe(0);
   });
 
   it('answers 413 above the upload limit, keeping nothing', async () => {
     const u = await userWithKey(api.db);
-    const before = storedFiles().length;
+    const before = api.media.storedFiles().length;
     const big = Buffer.concat([files.jpeg1080x1350, Buffer.alloc(api.media.maxUploadBytes)]);
     const res = await upload(u.key, [{ name: 'file', value: big, filename: 'big.jpg' }]);
     expect(res.status).toBe(413);
     expect(res.body).toEqual({ error: `File too large: the limit is ${api.media.maxUploadBytes} bytes` });
-    expect(storedFiles()).toHaveLength(before);
+    expect(api.media.storedFiles()).toHaveLength(before);
     expect(await mediaCount(u.userId)).toBe(0);
   });
 
@@ -127,7 +115,7 @@ describe('POST /api/v1/media', () => {
       { name: 'file', value: files.png64, filename: 'b.png' },
     ]);
     expect(two.status).toBe(400);
-    expect(storedFiles().filter((f) => f.includes(u.userId))).toEqual([]);
+    expect(api.media.storedFiles().filter((f) => f.includes(u.userId))).toEqual([]);
     expect(await mediaCount(u.userId)).toBe(0);
   });
 
@@ -199,7 +187,7 @@ describe('GET /api/v1/media and DELETE /api/v1/media/{id}', () => {
     const res = await api.request({ method: 'DELETE', url: `/api/v1/media/${image.id}`, key: u.key });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ success: true });
-    expect(storedFiles()).not.toContain(join(api.media.root, 'files', u.userId, image.id));
+    expect(api.media.storedFiles()).not.toContain(join(api.media.root, 'files', u.userId, image.id));
     expect(await api.db.selectFrom('post_media').selectAll().where('post_id', '=', draft.body.id).execute()).toEqual([]);
     expect(await mediaCount(u.userId)).toBe(0);
   });
@@ -221,7 +209,7 @@ describe('GET /api/v1/media and DELETE /api/v1/media/{id}', () => {
       expect(res.body).toEqual({ error: 'Cannot delete media used by a scheduled or published post' });
     }
     expect(await mediaCount(u.userId)).toBe(1);
-    expect(storedFiles()).toContain(join(api.media.root, 'files', u.userId, image.id));
+    expect(api.media.storedFiles()).toContain(join(api.media.root, 'files', u.userId, image.id));
   });
 
   it("answers 404 Media not found for another user's, unknown and malformed ids", async () => {

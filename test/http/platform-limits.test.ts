@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { platformRules } from '../../src/domain/platforms/index.js';
 import { useTestApi } from '../support/api.js';
 import { account, media, userWithKey } from '../support/fixtures.js';
+import { stringMatching } from '../support/matchers.js';
 
 const api = useTestApi();
 
@@ -27,7 +28,7 @@ describe('GET /api/v1/platforms', () => {
     const res = await api.request<{ data: { id: string }[] }>({ method: 'GET', url: '/api/v1/platforms', key: u.key });
     expect(res.status).toBe(200);
     expect(res.body.data.map((p) => p.id)).toEqual(['x', 'instagram', 'facebook', 'linkedin', 'threads', 'bluesky', 'tiktok', 'youtube', 'pinterest', 'mastodon', 'reddit']);
-    expect(res.body).toEqual({ data: JSON.parse(JSON.stringify(platformRules)) });
+    expect(res.body).toEqual({ data: JSON.parse(JSON.stringify(platformRules)) as unknown });
     expect((await api.request({ method: 'GET', url: '/api/v1/platforms' })).status).toBe(401);
   });
 });
@@ -59,7 +60,7 @@ describe('POST /api/v1/posts against platform limits: 400 naming the limit, no d
       ['file size', { accountIds: [x], caption: 'hi', mediaIds: [huge] }, `X image allows at most 5 MB; got 6 MB (media ${huge}, account ${x})`],
       ['aspect ratio', { accountIds: [ig], mediaIds: [tall] }, `Instagram post image allows an aspect ratio (width/height) between 0.8 and 1.91; got 0.5 from 1000x2000 (media ${tall}, account ${ig})`],
       ['mime type', { accountIds: [ig], mediaIds: [png] }, `Instagram post image allows image/jpeg; got image/png (media ${png}, account ${ig})`],
-      ['duration', { accountIds: [x], caption: 'hi', mediaIds: [long] }, expect.stringMatching(new RegExp(`^X video allows .*140.*; got 150.*\\(media ${long}, account ${x}\\)$`)) as unknown as string],
+      ['duration', { accountIds: [x], caption: 'hi', mediaIds: [long] }, stringMatching(new RegExp(`^X video allows .*140.*; got 150.*\\(media ${long}, account ${x}\\)$`))],
       ['thread parts off thread', { accountIds: [x], caption: 'hi', threadParts: { [x]: ['a', 'b'] } }, `X post allows no thread parts (they need post type thread); got 2 (account ${x})`],
       ['single-style thread', { accountIds: [li], postType: 'thread', threadParts: { [li]: ['a', 'b'] } }, `LinkedIn thread allows exactly 1 part carrying the full text; got 2 (account ${li})`],
       ['first comment', { accountIds: [pin], mediaIds: [square], firstComment: 'c', accountOverrides: [{ accountId: pin, fields: { boardId: '123' } }] }, `Pinterest allows no first comment; got 1 character (account ${pin})`],

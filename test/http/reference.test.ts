@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { buildApp } from '../../src/http/app.js';
-import { SPEC_PATH } from '../../src/http/specification.js';
+import { SPEC_PATH } from '../../src/contract/specification.js';
 import { injectChecked, useTestApi } from '../support/api.js';
 
 const api = useTestApi();

@@ -3,9 +3,10 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { openPostgres } from '../../src/data/database.js';
 import { buildApp } from '../../src/http/app.js';
-import { ServiceState } from '../../src/operations/service-state.js';
+import { ServiceState } from '../../src/http/service-state.js';
 import { injectChecked, useTestApi } from '../support/api.js';
 import { userWithKey } from '../support/fixtures.js';
+import { anyString } from '../support/matchers.js';
 
 const api = useTestApi();
 
@@ -84,7 +85,7 @@ describe('unexpected failures', () => {
       expect(res.status).toBe(500);
       expect(res.body).toEqual({ error: 'Internal server error' });
       const failure = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'request failed');
-      expect(failure).toMatchObject({ level: 50, status: 500, errorCode: expect.any(String) });
+      expect(failure).toMatchObject({ level: 50, status: 500, errorCode: anyString() });
       const log = lines.join('');
       for (const leak of ['no_such_schema', 'select', 'api_keys', key, ' at ']) expect(log).not.toContain(leak);
     } finally {

@@ -3,7 +3,7 @@ import { readEnvironment } from '../../src/config/environment.js';
 import { openPostgres } from '../../src/data/database.js';
 import { buildApp } from '../../src/http/app.js';
 import { startServer } from '../../src/http/server.js';
-import { ServiceState } from '../../src/operations/service-state.js';
+import { ServiceState } from '../../src/http/service-state.js';
 import { injectChecked } from '../support/api.js';
 import { fetchChecked } from '../support/fetch-checked.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import { afterAll, beforeAll } from 'vitest';
 import type { Database } from '../../src/data/schema.js';
 import { buildApp } from '../../src/http/app.js';
-import { ServiceState } from '../../src/operations/service-state.js';
+import { ServiceState } from '../../src/http/service-state.js';
 import { expectMatchesSpec } from './contract.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { testMediaSettings, type TestMediaSettings } from './media-settings.js';

@@ -3,7 +3,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { expect } from 'vitest';
 import { parse } from 'yaml';
-import { SPEC_PATH } from '../../src/http/specification.js';
+import { SPEC_PATH } from '../../src/contract/specification.js';
 
 /**
  * Checks every response a test receives against the spec: the status must be documented for the
@@ -17,6 +17,7 @@ interface ResponseObject {
   content?: Record<string, { schema?: unknown }>;
 }
 interface OperationObject {
+  operationId?: string;
   responses: Record<string, ResponseObject>;
 }
 type Spec = { paths: Record<string, Record<string, OperationObject>> } & Record<string, unknown>;
@@ -24,7 +25,7 @@ type Spec = { paths: Record<string, Record<string, OperationObject>> } & Record<
 const spec = parse(readFileSync(SPEC_PATH, 'utf8')) as Spec;
 const ajv = new Ajv({ strict: false, allErrors: true, allowUnionTypes: true });
 addFormats.default(ajv);
-ajv.addSchema(spec as object, 'openapi');
+ajv.addSchema(spec, 'openapi');
 const validators = new Map<string, ValidateFunction>();
 
 const routes = Object.entries(spec.paths).map(([template, item]) => ({
@@ -41,10 +42,6 @@ export interface ObservedResponse {
   body: unknown;
 }
 
-interface OperationObjectWithId extends OperationObject {
-  operationId?: string;
-}
-
 const exercised = new Set<string>();
 
 /** The operationIds that responses have been checked for since the last reset (for coverage checks). */
@@ -59,7 +56,7 @@ export function resetExercised(): void {
 export function expectMatchesSpec(res: ObservedResponse): void {
   const path = res.url.split('?')[0] ?? '';
   const route = routes.find((r) => r.pattern.test(path));
-  const operation = route?.item[res.method.toLowerCase()] as OperationObjectWithId | undefined;
+  const operation = route?.item[res.method.toLowerCase()];
   if (operation?.operationId) exercised.add(operation.operationId);
   const where = `${res.method} ${route?.template ?? path} ${res.status}`;
   if (!route || !operation) {

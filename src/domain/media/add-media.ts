@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { insertMediaAsset } from '../../data/queries/media.js';
 import { userExists } from '../../data/queries/users.js';
 import type { Database } from '../../data/schema.js';
+import type { MediaProbe } from '../../probe/media-probe.js';
 import type { MediaStorage } from '../../storage/media-storage.js';
 import { DomainError } from '../errors.js';
 import { newId } from '../ids.js';
@@ -35,10 +36,16 @@ export async function addMedia(db: Kysely<Database>, userId: string, facts: Medi
 }
 
 /** Records a media asset from a local file, probed and stored exactly like an upload. */
-export async function addMediaFromFile(db: Kysely<Database>, storage: MediaStorage, userId: string, path: string): Promise<{ id: string }> {
+export async function addMediaFromFile(
+  db: Kysely<Database>,
+  storage: MediaStorage,
+  probe: MediaProbe,
+  userId: string,
+  path: string,
+): Promise<{ id: string }> {
   await requireUser(db, userId);
   const staged = await storage.stage(createReadStream(path));
-  const row = await storeMediaFile(db, storage, userId, staged, null);
+  const row = await storeMediaFile(db, storage, probe, userId, staged, null);
   return { id: row.id };
 }
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { insertMediaAsset, type MediaRow } from '../../data/queries/media.js';
 import type { Database } from '../../data/schema.js';
-import { probeMedia } from '../../probe/probe-media.js';
+import type { MediaProbe } from '../../probe/media-probe.js';
 import type { MediaStorage, StagedFile } from '../../storage/media-storage.js';
 import { DomainError } from '../errors.js';
 import { newId } from '../ids.js';
@@ -13,13 +13,14 @@ import { newId } from '../ids.js';
 export async function storeMediaFile(
   db: Kysely<Database>,
   storage: MediaStorage,
+  probe: MediaProbe,
   userId: string,
   staged: StagedFile,
   altText: string | null,
 ): Promise<MediaRow> {
   let committedKey: string | undefined;
   try {
-    const probed = await probeMedia(staged.path);
+    const probed = await probe.probe(staged.path);
     if ('problem' in probed) {
       throw probed.problem === 'unsupported'
         ? new DomainError('unusable_file', `Unsupported media type: ${probed.mime ?? 'unrecognised file'}`)

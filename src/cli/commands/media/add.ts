@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import { readEnvironment } from '../../../config/environment.js';
 import { addMedia, addMediaFromFile } from '../../../domain/media/add-media.js';
+import { FfprobeMediaProbe } from '../../../probe/ffprobe-media-probe.js';
 import { LocalDiskStorage } from '../../../storage/local-disk-storage.js';
 import { mediaKind, nonNegativeInteger, positiveInteger } from '../../option-parsers.js';
 import { runCommand } from '../../run-command.js';
@@ -35,7 +36,7 @@ export function mediaAddCommand(): Command {
         if (STATED_FACTS.some((flag) => opts[flag] !== undefined)) return command.error('error: --file reads the facts from the file; leave out --kind, --mime, --bytes, --width, --height and --duration-ms');
         const path = opts.file;
         const storage = new LocalDiskStorage(join(readEnvironment().dataDir, 'media'));
-        return runCommand(({ db }) => addMediaFromFile(db, storage, opts.user, path));
+        return runCommand(({ db }) => addMediaFromFile(db, storage, new FfprobeMediaProbe(), opts.user, path));
       }
       if (opts.kind === undefined || opts.mime === undefined || opts.bytes === undefined) {
         return command.error('error: give --file, or all of --kind, --mime and --bytes');

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../data/schema.js';
-import { DomainError } from '../domain/errors.js';
-import type { MediaSettings, OperationContext } from './context.js';
+import type { MediaSettings, OperationContext } from '../operations-kit/context.js';
+import { HttpError } from './http-error.js';
 
 /** The message the interface gives for requests that arrive before the service has its database. */
 export const NOT_READY = 'Auth not initialized';
@@ -20,7 +20,7 @@ export class ServiceState implements OperationContext {
   }
 
   db(): Kysely<Database> {
-    if (this.#db === undefined) throw new DomainError('not_ready', NOT_READY);
+    if (this.#db === undefined) throw new HttpError(503, NOT_READY);
     return this.#db;
   }
 

@@ -1,17 +1,6 @@
 import { execFile } from 'node:child_process';
 import { fileTypeFromFile } from 'file-type';
-
-/** The facts of a media file that the platform rules need, read from its bytes. */
-export interface ProbedMedia {
-  kind: 'image' | 'video';
-  mime: string;
-  width: number | null;
-  height: number | null;
-  durationMs: number | null;
-}
-
-/** Why a file was refused: not a type we take (or not recognisable), or broken. */
-export type ProbeFailure = { problem: 'unsupported'; mime: string | null } | { problem: 'corrupt'; mime: string };
+import type { MediaProbe, ProbedMedia, ProbeFailure } from './media-probe.js';
 
 const ACCEPTED: Record<string, 'image' | 'video'> = {
   'image/jpeg': 'image',
@@ -23,8 +12,6 @@ const ACCEPTED: Record<string, 'image' | 'video'> = {
   'video/webm': 'video',
 };
 
-export const ACCEPTED_MIME_TYPES = Object.keys(ACCEPTED);
-
 const TOOL_TIMEOUT_MS = 120_000;
 
 /**
@@ -32,7 +19,13 @@ const TOOL_TIMEOUT_MS = 120_000;
  * reads the whole file once with ffmpeg so a truncated or corrupt file is refused: images are
  * decoded, videos are demuxed packet by packet (cheap even for large files).
  */
-export async function probeMedia(path: string): Promise<ProbedMedia | ProbeFailure> {
+export class FfprobeMediaProbe implements MediaProbe {
+  probe(path: string): Promise<ProbedMedia | ProbeFailure> {
+    return probeWithFfmpeg(path);
+  }
+}
+
+async function probeWithFfmpeg(path: string): Promise<ProbedMedia | ProbeFailure> {
   const type = await fileTypeFromFile(path);
   const kind = type ? ACCEPTED[type.mime] : undefined;
   if (!type || !kind) return { problem: 'unsupported', mime: type?.mime ?? null };
