@@ -615,7 +615,7 @@ export interface components {
             /** @description Longest accepted item in UTF-16 code units, or null. */
             maxLength: number | null;
         };
-        /** @description One key accepted in accountOverrides[].fields for a platform: a small JSON-Schema-like description. Keys not listed are refused. */
+        /** @description One key accepted in accountOverrides[].fields for a platform: a small JSON-Schema-like description, derived from that property of the platform's schema (`XFields` … `RedditFields`). Keys not listed are refused. */
         PlatformField: {
             /** @description Field name (camelCase). */
             key: string;
@@ -633,7 +633,7 @@ export interface components {
             maxLength: number | null;
             /** @description Strings: ECMAScript regular expression the whole value must match, or null. */
             pattern: string | null;
-            /** @description The rule behind pattern in words, as used in error messages, or null. */
+            /** @description The rule behind pattern in words, as used in error messages, or null (the `x-patternDescription` extension of the platform's schema). */
             patternDescription: string | null;
             /**
              * @description Strings: "uri" requires an absolute http or https URL; null for none.
@@ -648,7 +648,7 @@ export interface components {
             items: components["schemas"]["PlatformFieldItemRules"] | null;
             /** @description Arrays: most items accepted, or null. */
             maxItems: number | null;
-            /** @description Arrays: largest accepted sum of item lengths, where an item containing a space counts 2 more (YouTube quotes such tags); or null. */
+            /** @description Arrays: largest accepted sum of item lengths, where an item containing a space counts 2 more (YouTube quotes such tags); or null (the `x-maxTotalLength` extension of the platform's schema). */
             maxTotalLength: number | null;
         };
         /** @description A supported platform and its publishing limits, as checked when a post is created. */
@@ -689,7 +689,7 @@ export interface components {
             /** @description Reels: cover frame, in milliseconds from the start. */
             thumbOffsetMs?: number;
         };
-        /** @description Fields accepted in accountOverrides[].fields for Facebook accounts. Any other key is refused. */
+        /** @description Fields accepted in accountOverrides[].fields for Facebook accounts. Any other key is refused. Lengths count UTF-16 code units (JavaScript string length). */
         FacebookFields: {
             /**
              * Format: uri
@@ -705,7 +705,7 @@ export interface components {
              */
             visibility?: "PUBLIC" | "CONNECTIONS" | "LOGGED_IN";
         };
-        /** @description Fields accepted in accountOverrides[].fields for Threads accounts. Any other key is refused. */
+        /** @description Fields accepted in accountOverrides[].fields for Threads accounts. Any other key is refused. Lengths count UTF-16 code units (JavaScript string length). */
         ThreadsFields: {
             /**
              * @description Who can reply.
@@ -739,7 +739,7 @@ export interface components {
             /** @description Video posts: turn stitches off. */
             disableStitch?: boolean;
         };
-        /** @description Fields accepted in accountOverrides[].fields for YouTube accounts. Any other key is refused. */
+        /** @description Fields accepted in accountOverrides[].fields for YouTube accounts. Any other key is refused. Lengths count UTF-16 code units (JavaScript string length). */
         YoutubeFields: {
             /** @description Video title. */
             title?: string;
@@ -748,12 +748,12 @@ export interface components {
              * @enum {string}
              */
             privacyStatus?: "public" | "unlisted" | "private";
-            /** @description Video tags. At most 500 characters in total, where an item containing a space counts 2 more. */
+            /** @description Video tags. At most 500 characters in total, where a tag containing a space counts 2 more (YouTube quotes it). */
             tags?: string[];
             /** @description Declare the video as made for kids. */
             selfDeclaredMadeForKids?: boolean;
         };
-        /** @description Fields accepted in accountOverrides[].fields for Pinterest accounts. Any other key is refused. */
+        /** @description Fields accepted in accountOverrides[].fields for Pinterest accounts. Any other key is refused. Lengths count UTF-16 code units (JavaScript string length). */
         PinterestFields: {
             /** @description Board to pin to. */
             boardId?: string;
@@ -777,7 +777,7 @@ export interface components {
             /** @description Language of the status (ISO 639-1). */
             language?: string;
         };
-        /** @description Fields accepted in accountOverrides[].fields for Reddit accounts. Any other key is refused. subreddit and title are required for every Reddit target, even when no fields are sent. */
+        /** @description Fields accepted in accountOverrides[].fields for Reddit accounts. Any other key is refused. Lengths count UTF-16 code units (JavaScript string length). subreddit and title are required for every Reddit target, even when no fields are sent. */
         RedditFields: {
             /** @description Subreddit to post in, without the r/ prefix. */
             subreddit: string;

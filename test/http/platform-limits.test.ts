@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { components } from '../../generated/openapi.js';
+import { isObject, loadSpec, type JsonObject } from '../../scripts/spec-document.js';
 import { platformRules } from '../../src/domain/platforms/index.js';
 import { useTestApi } from '../support/api.js';
 import { account, media, userWithKey } from '../support/fixtures.js';
@@ -31,7 +33,48 @@ describe('GET /api/v1/platforms', () => {
     expect(res.body).toEqual({ data: JSON.parse(JSON.stringify(platformRules)) as unknown });
     expect((await api.request({ method: 'GET', url: '/api/v1/platforms' })).status).toBe(401);
   });
+
+  // The spec's XFields … RedditFields are the source of the served fields; this states the
+  // correspondence independently of the generator, so neither view can drift unnoticed.
+  it("serves for each platform exactly the keys, types, descriptions and limits of the spec's <Platform>Fields schema", async () => {
+    const u = await userWithKey(api.db);
+    const res = await api.request<components['schemas']['PlatformList']>({ method: 'GET', url: '/api/v1/platforms', key: u.key });
+    expect(res.status).toBe(200);
+    const schemas = specSchemas();
+    const perPlatform = Object.keys(schemas).filter((name) => /^[A-Z][a-z]*Fields$/.test(name) && name !== 'PlatformFields');
+    const schemaName = (id: string): string => `${id.charAt(0).toUpperCase()}${id.slice(1)}Fields`;
+    expect(res.body.data.map((platform) => schemaName(platform.id)).sort()).toEqual(perPlatform.sort());
+    for (const platform of res.body.data) {
+      const schema = schemas[schemaName(platform.id)] as JsonObject;
+      const required = (schema.required ?? []) as string[];
+      const expected = Object.entries(schema.properties as Record<string, JsonObject>).map(([key, property]) => ({
+        key,
+        description: property.description,
+        type: property.type,
+        required: required.includes(key),
+        enum: property.enum ?? null,
+        minLength: property.minLength ?? null,
+        maxLength: property.maxLength ?? null,
+        pattern: property.pattern ?? null,
+        patternDescription: property['x-patternDescription'] ?? null,
+        format: property.format ?? null,
+        minimum: property.minimum ?? null,
+        maximum: property.maximum ?? null,
+        items: isObject(property.items)
+          ? { type: property.items.type, minLength: property.items.minLength ?? null, maxLength: property.items.maxLength ?? null }
+          : null,
+        maxItems: property.maxItems ?? null,
+        maxTotalLength: property['x-maxTotalLength'] ?? null,
+      }));
+      expect(platform.fields, platform.id).toEqual(expected);
+    }
+  });
 });
+
+function specSchemas(): JsonObject {
+  const components = loadSpec().components as JsonObject;
+  return components.schemas as JsonObject;
+}
 
 describe('POST /api/v1/posts against platform limits: 400 naming the limit, no details, nothing written', () => {
   it('refuses each kind of violation with a message naming the platform, the limit and the value', async () => {
@@ -67,6 +110,8 @@ describe('POST /api/v1/posts against platform limits: 400 naming the limit, no d
       ['unknown field', { accountIds: [yt], postType: 'short', mediaIds: [clip], accountOverrides: [{ accountId: yt, fields: { foo: 1 } }] }, `YouTube allows fields title, privacyStatus, tags or selfDeclaredMadeForKids; got "foo" (account ${yt})`],
       ['field type', { accountIds: [yt], postType: 'short', mediaIds: [clip], accountOverrides: [{ accountId: yt, fields: { title: 5 } }] }, `YouTube field "title" must be a string; got 5 (account ${yt})`],
       ['required field', { accountIds: [reddit], caption: 'hi' }, `Reddit requires field "subreddit"; got none (account ${reddit})`],
+      ['field pattern', { accountIds: [reddit], caption: 'hi', accountOverrides: [{ accountId: reddit, fields: { subreddit: 'r/typescript', title: 'A title' } }] }, `Reddit field "subreddit" must be a subreddit name without r/ (letters, digits, _); got "r/typescript" (account ${reddit})`],
+      ['field total length', { accountIds: [yt], postType: 'short', mediaIds: [clip], accountOverrides: [{ accountId: yt, fields: { tags: ['a'.repeat(300), `b ${'c'.repeat(197)}`] } }] }, `YouTube field "tags" allows at most 500 characters in total; got 501 (account ${yt})`],
     ];
     for (const [name, body, message] of cases) {
       const res = await create(u.key, body);

@@ -3,6 +3,7 @@
 // comment, fields); the first violation is the answer, so the same request always gets
 // the same message.
 
+import { findFieldsViolation } from './fields.js';
 import {
   countRange,
   describeValue,
@@ -15,7 +16,6 @@ import {
 import { platformRules } from './table/index.js';
 import { countText, unitWord, utf16Length } from './text-length.js';
 import type {
-  FieldRules,
   ImageRules,
   MediaFacts,
   PlatformRules,
@@ -261,101 +261,6 @@ function checkFirstComment(scope: Scope): string | null {
 }
 
 function checkFields(scope: Scope): string | null {
-  const { platform, target, where } = scope;
-  const fields = target.fields ?? {};
-  const known = platform.fields.map((rule) => rule.key);
-  for (const key of Object.keys(fields)) {
-    if (!known.includes(key)) {
-      const allowed = known.length === 0 ? 'no fields' : `fields ${orList(known)}`;
-      return `${platform.displayName} allows ${allowed}; got ${describeValue(key)} ${where}`;
-    }
-  }
-  for (const rule of platform.fields) {
-    const value = Object.hasOwn(fields, rule.key) ? fields[rule.key] : undefined;
-    if (value === undefined) {
-      if (rule.required) return `${platform.displayName} requires field "${rule.key}"; got none ${where}`;
-      continue;
-    }
-    const problem = checkFieldValue(rule, value);
-    if (problem !== null) return `${platform.displayName} field "${rule.key}" ${problem} ${where}`;
-  }
-  return null;
-}
-
-/** "<rule>; got <actual>" for one field value, or null when it is valid. */
-function checkFieldValue(rule: FieldRules, value: unknown): string | null {
-  switch (rule.type) {
-    case 'string':
-      if (typeof value !== 'string') return `must be a string; got ${describeValue(value)}`;
-      return checkString(rule, value);
-    case 'boolean':
-      return typeof value === 'boolean' ? null : `must be true or false; got ${describeValue(value)}`;
-    case 'integer':
-      if (typeof value !== 'number' || !Number.isInteger(value)) return `must be an integer; got ${describeValue(value)}`;
-      if (rule.minimum !== null && value < rule.minimum) return `allows at least ${rule.minimum}; got ${value}`;
-      if (rule.maximum !== null && value > rule.maximum) return `allows at most ${rule.maximum}; got ${value}`;
-      return null;
-    case 'array':
-      return checkArray(rule, value);
-  }
-}
-
-function checkString(
-  rule: Pick<FieldRules, 'enum' | 'minLength' | 'maxLength' | 'pattern' | 'patternDescription' | 'format'>,
-  value: string,
-): string | null {
-  if (rule.enum !== null && !rule.enum.includes(value)) {
-    return `allows ${orList(rule.enum.map((option) => JSON.stringify(option)))}; got ${describeValue(value)}`;
-  }
-  if (rule.minLength !== null && value.length < rule.minLength) {
-    return `allows at least ${plural(rule.minLength, 'character')}; got ${value.length}`;
-  }
-  if (rule.maxLength !== null && value.length > rule.maxLength) {
-    return `allows at most ${plural(rule.maxLength, 'character')}; got ${value.length}`;
-  }
-  if (rule.pattern !== null && !new RegExp(rule.pattern, 'u').test(value)) {
-    return `${rule.patternDescription ?? `must match ${rule.pattern}`}; got ${describeValue(value)}`;
-  }
-  if (rule.format === 'uri' && !isWebUrl(value)) {
-    return `must be an http or https URL; got ${describeValue(value)}`;
-  }
-  return null;
-}
-
-function isWebUrl(value: string): boolean {
-  if (!URL.canParse(value)) return false;
-  const { protocol } = new URL(value);
-  return protocol === 'http:' || protocol === 'https:';
-}
-
-// YouTube quotes a tag that contains a space, so such a tag costs 2 more characters.
-function totalLength(items: readonly string[]): number {
-  return items.reduce((sum, item) => sum + item.length + (item.includes(' ') ? 2 : 0), 0);
-}
-
-// Array.isArray narrows to any[]; this keeps the items unknown until checked.
-function isArray(value: unknown): value is readonly unknown[] {
-  return Array.isArray(value);
-}
-
-function checkArray(rule: FieldRules, value: unknown): string | null {
-  if (!isArray(value) || !value.every((item): item is string => typeof item === 'string')) {
-    return `must be an array of strings; got ${describeValue(value)}`;
-  }
-  const items: readonly string[] = value;
-  if (rule.maxItems !== null && items.length > rule.maxItems) {
-    return `allows at most ${plural(rule.maxItems, 'item')}; got ${items.length}`;
-  }
-  if (rule.items !== null) {
-    const itemRule = { ...rule.items, enum: null, pattern: null, patternDescription: null, format: null };
-    for (const [index, item] of items.entries()) {
-      const problem = checkString(itemRule, item);
-      if (problem !== null) return `item ${index + 1} ${problem}`;
-    }
-  }
-  if (rule.maxTotalLength !== null) {
-    const total = totalLength(items);
-    if (total > rule.maxTotalLength) return `allows at most ${rule.maxTotalLength} characters in total; got ${total}`;
-  }
-  return null;
+  const violation = findFieldsViolation(scope.platform, scope.target.fields ?? {});
+  return violation === null ? null : `${violation} ${scope.where}`;
 }

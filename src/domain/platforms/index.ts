@@ -5,8 +5,6 @@ export { platformRules } from './table/index.js';
 export { POST_TYPES } from './types.js';
 export { TEXT_UNITS, countText } from './text-length.js';
 export type {
-  FieldItemRules,
-  FieldRules,
   FieldType,
   ImageRules,
   LengthLimit,

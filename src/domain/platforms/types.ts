@@ -26,8 +26,6 @@ export type MediaRules = Schemas['PlatformMediaRules'];
 export type PostTypeRules = Schemas['PlatformPostType'];
 export type ThreadRules = Schemas['PlatformThreadRules'];
 export type FieldType = Schemas['PlatformFieldType'];
-export type FieldItemRules = Schemas['PlatformFieldItemRules'];
-export type FieldRules = Schemas['PlatformField'];
 export type PlatformRules = Schemas['Platform'];
 
 /** Media facts the engine needs (from the stored, probed media asset). */

@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { Ajv } from 'ajv';
+import { describe, expect, it, vi } from 'vitest';
 import { findPlatformViolation } from '../../../src/domain/platforms/index.js';
 import type { PostType } from '../../../src/domain/platforms/index.js';
 import { target } from './helpers.js';
@@ -46,6 +47,22 @@ describe('known fields', () => {
   it.each(Object.keys(VALID).filter((platform) => platform !== 'reddit'))('%s accepts no fields', (platform) => {
     expect(check(platform, null)).toBeNull();
     expect(check(platform, {})).toBeNull();
+  });
+});
+
+describe('compiled schemas', () => {
+  it('are compiled once and reused, never per check', () => {
+    expect(check('x', {})).toBeNull();
+    const compile = vi.spyOn(Ajv.prototype, 'compile');
+    try {
+      for (const [platform, fields] of Object.entries(VALID)) {
+        expect(check(platform, fields)).toBeNull();
+        expect(check(platform, { ...fields, unknownKey: 1 })).not.toBeNull();
+      }
+      expect(compile).not.toHaveBeenCalled();
+    } finally {
+      compile.mockRestore();
+    }
   });
 });
 
@@ -144,10 +161,50 @@ describe('value rules at their limits', () => {
     );
   });
 
+  it('counts lengths in UTF-16 code units, as GET /api/v1/platforms says: an emoji outside the BMP is 2', () => {
+    expect(check('youtube', { title: '😀'.repeat(50) })).toBeNull();
+    expect(check('youtube', { title: '😀'.repeat(51) })).toBe('YouTube field "title" allows at most 100 characters; got 102 (account acc_1)');
+    expect(check('instagram', { collaborators: ['😀'] })).toBeNull();
+  });
+
+  it('counts a tag containing a space 2 more towards the total, items that are not strings being a type error', () => {
+    expect(check('youtube', { tags: ['a b', 'c'.repeat(495)] })).toBeNull();
+    expect(check('youtube', { tags: ['a b', 'c'.repeat(496)] })).toBe(
+      'YouTube field "tags" allows at most 500 characters in total; got 501 (account acc_1)',
+    );
+    expect(check('youtube', { tags: ['c'.repeat(501), 7] })).toBe('YouTube field "tags" must be an array of strings; got an array (account acc_1)');
+  });
+
   it('shortens long values in messages', () => {
     expect(check('linkedin', { visibility: 'x'.repeat(100) })).toBe(
       `LinkedIn field "visibility" allows "PUBLIC", "CONNECTIONS" or "LOGGED_IN"; got "${'x'.repeat(37)}…" (account acc_1)`,
     );
+  });
+});
+
+describe('several problems at once: the same one is always reported', () => {
+  it('reports the first field in the spec order, whatever the order of the request', () => {
+    const message = 'YouTube field "title" must be a string; got 5 (account acc_1)';
+    expect(check('youtube', { tags: 'cats', title: 5 })).toBe(message);
+    expect(check('youtube', { title: 5, tags: 'cats' })).toBe(message);
+  });
+
+  it('reports the first unknown key of the request before any value problem', () => {
+    expect(check('x', { madeWithAi: 'yes', second: 1, first: 2 })).toBe(
+      'X allows fields replySettings, communityId, madeWithAi or paidPartnership; got "second" (account acc_1)',
+    );
+  });
+
+  it('within a field: type, then allowed values, then lengths, then pattern, then format', () => {
+    expect(check('linkedin', { visibility: 7 })).toBe('LinkedIn field "visibility" must be a string; got 7 (account acc_1)');
+    expect(check('youtube', { title: `<${'a'.repeat(100)}` })).toBe('YouTube field "title" allows at most 100 characters; got 101 (account acc_1)');
+    expect(check('youtube', { title: '' })).toBe('YouTube field "title" allows at least 1 character; got 0 (account acc_1)');
+    expect(check('facebook', { link: `ftp://${'a'.repeat(2048)}` })).toBe('Facebook field "link" allows at most 2048 characters; got 2054 (account acc_1)');
+  });
+
+  it('within an array: its type, then the number of items, then each item in order, then the total length', () => {
+    expect(check('instagram', { collaborators: ['', 'b', 'c', 'd'] })).toBe('Instagram field "collaborators" allows at most 3 items; got 4 (account acc_1)');
+    expect(check('youtube', { tags: ['ok', '', 'c'.repeat(600)] })).toBe('YouTube field "tags" item 2 allows at least 1 character; got 0 (account acc_1)');
   });
 });
 

@@ -1,8 +1,9 @@
 // Bluesky (AT Protocol, app.bsky). Source: platform-limits.md "Bluesky" (lexicons
 // feed/post.json, embed/images.json, embed/video.json).
 
+import { platformFields } from '../../../../generated/platform-fields.js';
 import type { MediaRules, PlatformRules } from '../types.js';
-import { image, range, stringArrayField, text, video } from './define.js';
+import { image, range, text, video } from './define.js';
 
 const caption = text({ max: 300, unit: 'graphemes' }, { max: 3000, unit: 'utf8Bytes' });
 
@@ -43,7 +44,5 @@ export const bluesky: PlatformRules = {
     maxParts: 80, // Bluesky has no maximum; product cap (Metricool's 80)
     part: caption,
   },
-  fields: [
-    stringArrayField('langs', 'Languages of the text (BCP 47 tags).', { maxItems: 3, items: { minLength: 1 } }),
-  ],
+  fields: platformFields.bluesky,
 };

@@ -2,8 +2,6 @@
 // rule leaves out, so each platform file states just its own numbers.
 
 import type {
-  FieldItemRules,
-  FieldRules,
   ImageRules,
   LengthLimit,
   MimeOverride,
@@ -68,71 +66,5 @@ export function video(input: VideoInput): VideoRules {
     maxBytes: input.maxBytes ?? null,
     aspectRatio: input.aspectRatio ?? UNBOUNDED,
     durationSeconds: input.durationSeconds ?? UNBOUNDED,
-  };
-}
-
-const EMPTY_FIELD: Omit<FieldRules, 'key' | 'description' | 'type'> = {
-  required: false,
-  enum: null,
-  minLength: null,
-  maxLength: null,
-  pattern: null,
-  patternDescription: null,
-  format: null,
-  minimum: null,
-  maximum: null,
-  items: null,
-  maxItems: null,
-  maxTotalLength: null,
-};
-
-interface StringFieldInput {
-  required?: boolean;
-  enum?: string[];
-  minLength?: number;
-  maxLength?: number;
-  pattern?: { source: string; description: string };
-  format?: 'uri';
-}
-
-export function stringField(key: string, description: string, input: StringFieldInput = {}): FieldRules {
-  return {
-    ...EMPTY_FIELD,
-    key,
-    description,
-    type: 'string',
-    required: input.required ?? false,
-    enum: input.enum ?? null,
-    minLength: input.minLength ?? null,
-    maxLength: input.maxLength ?? null,
-    pattern: input.pattern?.source ?? null,
-    patternDescription: input.pattern?.description ?? null,
-    format: input.format ?? null,
-  };
-}
-
-export function booleanField(key: string, description: string): FieldRules {
-  return { ...EMPTY_FIELD, key, description, type: 'boolean' };
-}
-
-export function integerField(key: string, description: string, minimum: number | null, maximum: number | null): FieldRules {
-  return { ...EMPTY_FIELD, key, description, type: 'integer', minimum, maximum };
-}
-
-interface ArrayFieldInput {
-  maxItems?: number;
-  items?: Partial<Omit<FieldItemRules, 'type'>>;
-  maxTotalLength?: number;
-}
-
-export function stringArrayField(key: string, description: string, input: ArrayFieldInput = {}): FieldRules {
-  return {
-    ...EMPTY_FIELD,
-    key,
-    description,
-    type: 'array',
-    items: { type: 'string', minLength: input.items?.minLength ?? null, maxLength: input.items?.maxLength ?? null },
-    maxItems: input.maxItems ?? null,
-    maxTotalLength: input.maxTotalLength ?? null,
   };
 }

@@ -1,8 +1,9 @@
 // Facebook Page. Source: platform-limits.md "Facebook Page" (Graph API, Page Stories API,
 // Reels publishing guide; text and photo counts from scheduling tools).
 
+import { platformFields } from '../../../../generated/platform-fields.js';
 import type { ImageRules, MediaRules, PlatformRules } from '../types.js';
-import { GB, MB, image, range, stringField, text, video } from './define.js';
+import { GB, MB, image, range, text, video } from './define.js';
 
 // Meta publishes no number: 63,206 (Postiz, Ayrshare), 55,000 (Adobe, ContentCal),
 // 16,192 (Metricool), 5,000 (Mixpost); the stricter is taken.
@@ -76,5 +77,5 @@ export const facebook: PlatformRules = {
     maxParts: 1,
     part: caption,
   },
-  fields: [stringField('link', 'Link attached to the post.', { format: 'uri', maxLength: 2048 })],
+  fields: platformFields.facebook,
 };

@@ -1,5 +1,7 @@
 // The rules table: one module per platform. Adding a platform is a new module plus a line
-// here; changing a number touches only that platform's module.
+// here; changing a number touches only that platform's module. A platform's `fields` are the
+// exception: their source is the platform's schema in the spec (XFields … RedditFields), and the
+// module takes them from generated/platform-fields.ts (npm run generate).
 
 import type { PlatformRules } from '../types.js';
 import { bluesky } from './bluesky.js';

@@ -1,8 +1,9 @@
 // Instagram (professional accounts, Graph API). Source: platform-limits.md "Instagram"
 // (IG User Media reference, content publishing guide).
 
+import { platformFields } from '../../../../generated/platform-fields.js';
 import type { ImageRules, PlatformRules, VideoRules } from '../types.js';
-import { MB, booleanField, image, integerField, range, stringArrayField, stringField, text, video } from './define.js';
+import { MB, image, range, text, video } from './define.js';
 
 const caption = text({ max: 2200, unit: 'utf16' });
 const firstComment = text({ max: 2196, unit: 'utf16' }); // 2,200 (GoHighLevel) vs 2,196 (Ayrshare): stricter taken
@@ -83,15 +84,5 @@ export const instagram: PlatformRules = {
     },
   ],
   thread: null,
-  fields: [
-    stringArrayField('collaborators', 'Usernames invited as collaborators (not on stories).', {
-      maxItems: 3,
-      items: { minLength: 1 },
-    }),
-    stringField('locationId', 'Facebook Page id of the tagged location.', {
-      pattern: { source: '^[0-9]+$', description: 'must be a numeric id' },
-    }),
-    booleanField('shareToFeed', 'Reels: also show the reel in the feed.'),
-    integerField('thumbOffsetMs', 'Reels: cover frame, in milliseconds from the start.', 0, null),
-  ],
+  fields: platformFields.instagram,
 };

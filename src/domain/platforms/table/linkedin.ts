@@ -1,8 +1,9 @@
 // LinkedIn (member or organization). Source: platform-limits.md "LinkedIn" (Posts,
 // MultiImage and Videos APIs; commentary and comment lengths from scheduling tools).
 
+import { platformFields } from '../../../../generated/platform-fields.js';
 import type { MediaRules, PlatformRules } from '../types.js';
-import { KB, MB, image, range, stringField, text, video } from './define.js';
+import { KB, MB, image, range, text, video } from './define.js';
 
 const caption = text({ max: 3000, unit: 'utf16' });
 const firstComment = text({ max: 1250, unit: 'utf16' }); // 1,250 / 3,000 / 20,000 across tools: stricter taken
@@ -46,7 +47,5 @@ export const linkedin: PlatformRules = {
     maxParts: 1,
     part: caption,
   },
-  fields: [
-    stringField('visibility', 'Who can see the post.', { enum: ['PUBLIC', 'CONNECTIONS', 'LOGGED_IN'] }),
-  ],
+  fields: platformFields.linkedin,
 };

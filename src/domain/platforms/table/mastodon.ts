@@ -1,8 +1,9 @@
 // Mastodon, default instance values. Source: platform-limits.md "Mastodon" (Instance
 // entity, StatusLengthValidator, PostStatusService). Instances can change all of these.
 
+import { platformFields } from '../../../../generated/platform-fields.js';
 import type { MediaRules, PlatformRules } from '../types.js';
-import { booleanField, image, stringField, text, video } from './define.js';
+import { image, text, video } from './define.js';
 
 const caption = text({ max: 500, unit: 'graphemesUrl23' });
 
@@ -38,11 +39,5 @@ export const mastodon: PlatformRules = {
     maxParts: 80, // Mastodon has no maximum; product cap (Metricool's 80)
     part: caption,
   },
-  fields: [
-    stringField('visibility', 'Who can see the status.', { enum: ['public', 'unlisted', 'private', 'direct'] }),
-    booleanField('sensitive', 'Mark the media as sensitive.'),
-    stringField('language', 'Language of the status (ISO 639-1).', {
-      pattern: { source: '^[a-z]{2}$', description: 'must be a two-letter ISO 639-1 code' },
-    }),
-  ],
+  fields: platformFields.mastodon,
 };

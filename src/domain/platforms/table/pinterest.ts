@@ -1,8 +1,9 @@
 // Pinterest (API v5). Source: platform-limits.md "Pinterest" (pinterest/api-description
 // v5 PinCreate; media sizes from tools).
 
+import { platformFields } from '../../../../generated/platform-fields.js';
 import type { ImageRules, PlatformRules } from '../types.js';
-import { GB, MB, image, range, stringField, text, video } from './define.js';
+import { GB, MB, image, range, text, video } from './define.js';
 
 // The caption is the Pin description: the API allows 800, most tools stop at 500; stricter taken.
 const caption = text({ max: 500, unit: 'utf16' });
@@ -47,9 +48,5 @@ export const pinterest: PlatformRules = {
     },
   ],
   thread: null,
-  fields: [
-    stringField('boardId', 'Board to pin to.', { pattern: { source: '^[0-9]+$', description: 'must be a numeric id' } }),
-    stringField('title', 'Pin title.', { maxLength: 100 }),
-    stringField('link', 'Destination link of the Pin.', { format: 'uri', maxLength: 2048 }),
-  ],
+  fields: platformFields.pinterest,
 };

@@ -1,8 +1,9 @@
 // Reddit. Source: platform-limits.md "Reddit" (/api/submit, reddit source validators;
 // body, media and video from tools).
 
+import { platformFields } from '../../../../generated/platform-fields.js';
 import type { ImageRules, PlatformRules } from '../types.js';
-import { MB, booleanField, image, stringField, text } from './define.js';
+import { MB, image, text } from './define.js';
 
 // Self-post body: 40,000 (Orshot, legacy reddit source) vs 10,000 (Postiz) and 5,000
 // (Ayrshare, Upload-Post); stricter taken.
@@ -39,16 +40,5 @@ export const reddit: PlatformRules = {
     },
   ],
   thread: null,
-  fields: [
-    stringField('subreddit', 'Subreddit to post in, without the r/ prefix.', {
-      required: true,
-      minLength: 1,
-      maxLength: 21,
-      pattern: { source: '^[A-Za-z0-9_]+$', description: 'must be a subreddit name without r/ (letters, digits, _)' },
-    }),
-    stringField('title', 'Post title.', { required: true, minLength: 1, maxLength: 300 }),
-    stringField('flairId', 'Flair template id, where the subreddit requires flair.', { minLength: 1 }),
-    booleanField('nsfw', 'Mark the post NSFW.'),
-    booleanField('spoiler', 'Mark the post as a spoiler.'),
-  ],
+  fields: platformFields.reddit,
 };

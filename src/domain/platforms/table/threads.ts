@@ -1,7 +1,8 @@
 // Threads (Meta). Source: platform-limits.md "Threads" (Threads Posts doc, overview).
 
+import { platformFields } from '../../../../generated/platform-fields.js';
 import type { ImageRules, MediaRules, PlatformRules, VideoRules } from '../types.js';
-import { GB, MB, image, range, stringField, text, video } from './define.js';
+import { GB, MB, image, range, text, video } from './define.js';
 
 const caption = text({ max: 500, unit: 'graphemesEmojiBytes' });
 
@@ -48,15 +49,5 @@ export const threads: PlatformRules = {
     maxParts: 80, // Threads publishes no maximum; product cap (Metricool's 80)
     part: caption,
   },
-  fields: [
-    stringField('replyControl', 'Who can reply.', {
-      enum: ['everyone', 'accounts_you_follow', 'mentioned_only', 'parent_post_author_only', 'followers_only'],
-    }),
-    stringField('topicTag', 'The one topic tag of the post.', {
-      minLength: 1,
-      maxLength: 50,
-      pattern: { source: '^[^.&]*$', description: 'must not contain . or &' },
-    }),
-    stringField('linkAttachment', 'Link preview for a text-only post.', { format: 'uri' }),
-  ],
+  fields: platformFields.threads,
 };

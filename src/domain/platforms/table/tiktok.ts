@@ -1,8 +1,9 @@
 // TikTok (Content Posting API). Source: platform-limits.md "TikTok" (direct-post and
 // photo-post references, media transfer guide).
 
+import { platformFields } from '../../../../generated/platform-fields.js';
 import type { PlatformRules } from '../types.js';
-import { GB, MB, booleanField, image, range, stringField, text, video } from './define.js';
+import { GB, MB, image, range, text, video } from './define.js';
 
 export const tiktok: PlatformRules = {
   id: 'tiktok',
@@ -43,12 +44,5 @@ export const tiktok: PlatformRules = {
     },
   ],
   thread: null,
-  fields: [
-    stringField('privacyLevel', 'Who can see the post; must be one of the creator\'s allowed options at publish time.', {
-      enum: ['PUBLIC_TO_EVERYONE', 'MUTUAL_FOLLOW_FRIENDS', 'FOLLOWER_OF_CREATOR', 'SELF_ONLY'],
-    }),
-    booleanField('disableComments', 'Turn comments off.'),
-    booleanField('disableDuet', 'Video posts: turn duets off.'),
-    booleanField('disableStitch', 'Video posts: turn stitches off.'),
-  ],
+  fields: platformFields.tiktok,
 };

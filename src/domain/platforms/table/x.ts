@@ -1,8 +1,9 @@
 // X (Twitter). Source: platform-limits.md "X (Twitter)" (docs.x.com counting-characters,
 // media best practices, X OpenAPI CreatePostsRequest).
 
+import { platformFields } from '../../../../generated/platform-fields.js';
 import type { MediaRules, PlatformRules } from '../types.js';
-import { MB, booleanField, image, range, stringField, text, video } from './define.js';
+import { MB, image, range, text, video } from './define.js';
 
 const caption = text({ max: 280, unit: 'weighted' }); // non-Premium; Premium caps are per account
 
@@ -46,14 +47,5 @@ export const x: PlatformRules = {
     maxParts: 80, // X publishes no maximum; product cap (Metricool's 80)
     part: caption,
   },
-  fields: [
-    stringField('replySettings', 'Who can reply; omit for everyone.', {
-      enum: ['following', 'mentionedUsers', 'subscribers', 'verified'],
-    }),
-    stringField('communityId', 'Community to post into.', {
-      pattern: { source: '^[0-9]+$', description: 'must be a numeric id' },
-    }),
-    booleanField('madeWithAi', 'Label the post as made with AI.'),
-    booleanField('paidPartnership', 'Label the post as a paid partnership.'),
-  ],
+  fields: platformFields.x,
 };

@@ -1,8 +1,9 @@
 // YouTube (Data API v3). Source: platform-limits.md "YouTube" (videos resource,
 // videos.insert, Shorts help page).
 
+import { platformFields } from '../../../../generated/platform-fields.js';
 import type { PlatformRules, TextRules } from '../types.js';
-import { GB, booleanField, range, stringArrayField, stringField, text, textWithout, video } from './define.js';
+import { GB, range, text, textWithout, video } from './define.js';
 
 // The caption is the video description.
 const caption: TextRules = textWithout(['<', '>'], { max: 5000, unit: 'utf8Bytes' });
@@ -52,14 +53,5 @@ export const youtube: PlatformRules = {
     },
   ],
   thread: null,
-  fields: [
-    stringField('title', 'Video title.', {
-      minLength: 1,
-      maxLength: 100,
-      pattern: { source: '^[^<>]*$', description: 'must not contain < or >' },
-    }),
-    stringField('privacyStatus', 'Who can watch the video.', { enum: ['public', 'unlisted', 'private'] }),
-    stringArrayField('tags', 'Video tags.', { items: { minLength: 1 }, maxTotalLength: 500 }),
-    booleanField('selfDeclaredMadeForKids', 'Declare the video as made for kids.'),
-  ],
+  fields: platformFields.youtube,
 };
