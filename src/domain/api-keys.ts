@@ -27,7 +27,10 @@ export interface Caller {
   keyId: string;
 }
 
-/** Resolves an API key (undefined when the caller sent none) to the calling user, or throws an `unauthorized` DomainError. */
+/**
+ * Resolves an API key (undefined when the caller sent none) to the calling user, or throws an
+ * `unauthorized` DomainError. Reading the key out of a request is the HTTP layer's job.
+ */
 export async function authenticate(db: Kysely<Database>, token: string | undefined, now: Date): Promise<Caller> {
   if (token === undefined) throw new DomainError('unauthorized', MISSING_API_KEY);
   if (!token.startsWith(API_KEY_PREFIX)) throw new DomainError('unauthorized', INVALID_API_KEY);
