@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 import { Command } from 'commander';
 import { accountConnectCommand } from './commands/account/connect.js';
 import { accountDisconnectCommand } from './commands/account/disconnect.js';
