@@ -26,6 +26,7 @@ export interface DemoServer {
 export function useDemoServer(env: Partial<Environment> = {}): DemoServer {
   const running = {} as DemoServer;
   let database: TestDatabase | undefined;
+  // Creating, migrating and seeding a new embedded database is the slowest set-up of the suite.
   beforeAll(async () => {
     running.dataDir = await mkdtemp(join(tmpdir(), 'herald-server-'));
     if (TEST_DATABASE_URL !== undefined) database = await createTestDatabase();
@@ -37,7 +38,7 @@ export function useDemoServer(env: Partial<Environment> = {}): DemoServer {
     await running.server.ready;
     if (!demo) throw new Error('the server did not seed the demo');
     running.demo = demo;
-  });
+  }, 120_000);
   afterAll(async () => {
     await running.server?.close();
     await database?.close();
