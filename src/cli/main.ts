@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 import { Command } from 'commander';
 import { accountConnectCommand } from './commands/account/connect.js';
 import { accountDisconnectCommand } from './commands/account/disconnect.js';
@@ -11,7 +12,11 @@ import { orgCreateCommand } from './commands/org/create.js';
 import { serveCommand } from './commands/serve.js';
 import { userCreateCommand } from './commands/user/create.js';
 
-/** `herald`: the operator's CLI. Every command prints one JSON object, or one error line and exits non-zero. */
+/**
+ * `herald`: the operator's CLI. Every command prints one JSON object, or one error line and exits non-zero.
+ * A command that needs a heavy module (the HTTP stack, file probing, the platform rules) imports it
+ * in its action, so a call loads only what it uses (see `npm run bench:startup`).
+ */
 const program = new Command('herald')
   .description('Herald operator CLI')
   .addCommand(serveCommand())

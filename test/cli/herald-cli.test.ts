@@ -4,13 +4,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEnvironment } from '../../src/config/environment.js';
 import { migrations } from '../../src/data/migrations/index.js';
-import { startServer } from '../../src/http/server.js';
+import type { Schemas } from '../support/api.js';
 import { herald, json } from '../support/cli.js';
 import { fetchChecked } from '../support/fetch-checked.js';
 import { makeMediaFiles } from '../support/media-files.js';
 import { writeFile } from 'node:fs/promises';
 import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from '../support/database.js';
 import { stringMatching } from '../support/matchers.js';
+import { startTestServer } from '../support/server.js';
 
 // The CLI runs against the suite's database: a fresh Postgres database, or an embedded data folder of its own.
 let dataDir: string;
@@ -117,10 +118,10 @@ describe('herald CLI', { timeout: 180_000 }, () => {
     expect(demo.media).toHaveLength(2);
     expect(demo.curl).toContain(demo.key);
 
-    const server = await startServer({ ...readEnvironment(env), port: 0, logLevel: 'silent' });
+    const server = await startTestServer(readEnvironment(env));
     try {
       await server.ready;
-      const res = await fetchChecked<{ data: unknown[] }>(server.url, 'GET', '/api/v1/accounts', { key: demo.key });
+      const res = await fetchChecked<Schemas['AccountList']>(server.url, 'GET', '/api/v1/accounts', { key: demo.key });
       expect(res.status).toBe(200);
       expect(res.body.data).toHaveLength(3);
 

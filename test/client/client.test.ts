@@ -1,27 +1,18 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import { beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { createHeraldClient, type HeraldClient, type HeraldSchemas } from '../../clients/typescript/src/index.js';
-import { readEnvironment } from '../../src/config/environment.js';
-import type { DemoSeed } from '../../src/domain/demo.js';
-import { startServer, type RunningServer } from '../../src/http/server.js';
 import { expectMatchesSpec } from '../support/contract.js';
-import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from '../support/database.js';
+import { useDemoServer } from '../support/server.js';
 
 // @herald/client against the real server on 127.0.0.1 (embedded database, or Postgres when
 // TEST_DATABASE_URL is set), seeded with the demo user. Every response is also checked against
 // the spec, and the types asserted here are checked by `tsc` (npm run typecheck).
-let dataDir: string;
-let database: TestDatabase | undefined;
-let server: RunningServer;
-let demo: DemoSeed | undefined;
+const running = useDemoServer();
 let herald: HeraldClient;
 
 /** Each request is bounded in time, and its response checked against the spec. */
 function clientFor(apiKey: string): HeraldClient {
   const client = createHeraldClient({
-    baseUrl: server.url,
+    baseUrl: running.server.url,
     apiKey,
     fetch: (request) => fetch(request, { signal: AbortSignal.timeout(10_000) }),
   });
@@ -42,25 +33,13 @@ function clientFor(apiKey: string): HeraldClient {
 }
 
 function demoAccount(platform: string): string {
-  const account = demo?.accounts.find((a) => a.platform === platform);
+  const account = running.demo.accounts.find((a) => a.platform === platform);
   if (!account) throw new Error(`the demo has no ${platform} account`);
   return account.id;
 }
 
-beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'herald-client-'));
-  if (TEST_DATABASE_URL !== undefined) database = await createTestDatabase();
-  const env = { ...readEnvironment({ HERALD_DATA_DIR: dataDir }), databaseUrl: database?.url, port: 0, logLevel: 'silent' };
-  server = await startServer({ ...env, migrateOnStart: true, demoOnFirstStart: true }, { onDemoSeeded: (seed) => (demo = seed) });
-  await server.ready;
-  if (!demo) throw new Error('the server did not seed the demo');
-  herald = clientFor(demo.key);
-});
-
-afterAll(async () => {
-  await server?.close();
-  await database?.close();
-  await rm(dataDir, { recursive: true, force: true });
+beforeAll(() => {
+  herald = clientFor(running.demo.key);
 });
 
 describe('@herald/client', () => {
@@ -70,7 +49,7 @@ describe('@herald/client', () => {
     expect(response.status).toBe(200);
     expectTypeOf(data).toEqualTypeOf<HeraldSchemas['AccountList'] | undefined>();
     expect(data?.data.map((a) => a.platform)).toEqual(['x', 'instagram', 'linkedin']);
-    expect(data?.data.map((a) => a.id)).toEqual(demo?.accounts.map((a) => a.id));
+    expect(data?.data.map((a) => a.id)).toEqual(running.demo.accounts.map((a) => a.id));
   });
 
   it('schedules a cross-post, lists it, and deletes it', async () => {
@@ -95,7 +74,7 @@ describe('@herald/client', () => {
     expect(listed.response.status).toBe(200);
     expect(listed.data?.limit).toBe(5);
     const post = listed.data?.data.find((p) => p.id === id);
-    expect(post).toMatchObject({ status: 'scheduled', scheduledAt: '2099-01-01T07:00:00.000Z', userId: demo?.userId });
+    expect(post).toMatchObject({ status: 'scheduled', scheduledAt: '2099-01-01T07:00:00.000Z', userId: running.demo.userId });
     expectTypeOf<NonNullable<typeof post>['status']>().toEqualTypeOf<'draft' | 'scheduled' | 'published'>();
 
     const deleted = await herald.DELETE('/api/v1/posts/{id}', { params: { path: { id } } });
@@ -132,7 +111,7 @@ describe('@herald/client', () => {
   });
 
   it('refuses to build a client without a key or with a bad base URL', () => {
-    expect(() => createHeraldClient({ baseUrl: server.url, apiKey: '' })).toThrow(/apiKey is required/);
+    expect(() => createHeraldClient({ baseUrl: running.server.url, apiKey: '' })).toThrow(/apiKey is required/);
     expect(() => createHeraldClient({ baseUrl: '127.0.0.1:3000', apiKey: 'hrld_x' })).toThrow(/baseUrl/);
   });
 });

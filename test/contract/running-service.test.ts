@@ -1,11 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { herald, json } from '../support/cli.js';
+import type { Schemas } from '../support/api.js';
+import { herald, heraldServe, json, type ServeProcess } from '../support/cli.js';
 import { operationsExercised, resetExercised } from '../support/contract.js';
 import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from '../support/database.js';
 import { fetchChecked } from '../support/fetch-checked.js';
@@ -19,52 +17,18 @@ import { SPEC_PATH } from '../../src/contract/specification.js';
  * would, then every operation of the spec driven over HTTP, each response checked against the spec
  * (status, documented headers, body). It fails if an operation of the spec is never exercised.
  */
-const HERALD_BIN = fileURLToPath(new URL('../../src/cli/herald.mjs', import.meta.url));
-
 let dataDir: string;
 let database: TestDatabase | undefined;
 let env: Record<string, string>;
-let serverProcess: ChildProcess | undefined;
+let service: ServeProcess | undefined;
 let baseUrl: string;
 let files: MediaFiles;
 const ids: Record<string, string> = {};
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const address = server.address();
-  await new Promise((r) => server.close(r));
-  if (typeof address !== 'object' || address === null) throw new Error('no port');
-  return address.port;
-}
-
-/** Starts `herald serve` and waits for its ready line (bounded). */
-async function serve(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [HERALD_BIN, 'serve'], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('herald serve did not become ready in 60 s')), 60_000);
-    let output = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Herald is ready at')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`herald serve exited with ${code}`));
-    });
-  });
-  return child;
-}
-
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'herald-contract-'));
   files = makeMediaFiles();
-  const port = await freePort();
-  baseUrl = `http://127.0.0.1:${port}`;
-  env = { HERALD_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent' };
+  env = { HERALD_DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
   if (TEST_DATABASE_URL !== undefined) {
     database = await createTestDatabase();
     env.DATABASE_URL = database.url ?? '';
@@ -82,15 +46,13 @@ beforeAll(async () => {
   const photo = join(dataDir, 'photo.jpg');
   await writeFile(photo, files.jpeg1080x1350);
   ids.photo = json<{ id: string }>(await herald(['media', 'add', '--user', ids.ada, '--file', photo], env)).id;
-  serverProcess = await serve();
+  service = await heraldServe(env);
+  baseUrl = service.url;
   resetExercised();
 }, 240_000);
 
 afterAll(async () => {
-  if (serverProcess && serverProcess.exitCode === null) {
-    serverProcess.kill('SIGTERM');
-    await new Promise((r) => serverProcess?.once('exit', r));
-  }
+  await service?.stop();
   await database?.close();
   files?.cleanup();
   await rm(dataDir, { recursive: true, force: true });
@@ -101,20 +63,20 @@ describe('the running service honours its contract', { timeout: 120_000 }, () =>
     const key = ids.adaKey ?? '';
     const call = <T = unknown>(method: string, path: string, init: Parameters<typeof fetchChecked>[3] = {}) => fetchChecked<T>(baseUrl, method, path, { key, ...init });
 
-    const accounts = await call<{ data: { id: string }[] }>('GET', '/api/v1/accounts');
+    const accounts = await call<Schemas['AccountList']>('GET', '/api/v1/accounts');
     expect(accounts.body.data.map((a) => a.id)).toEqual([ids.x, ids.linkedin]);
-    expect((await call<{ data: unknown[] }>('GET', '/api/v1/platforms')).body.data).toHaveLength(11);
+    expect((await call<Schemas['PlatformList']>('GET', '/api/v1/platforms')).body.data).toHaveLength(11);
 
     const form = new FormData();
     form.append('file', new Blob([files.png64]), 'square.png');
-    const uploaded = await call<{ id: string }>('POST', '/api/v1/media', { form });
+    const uploaded = await call<Schemas['Media']>('POST', '/api/v1/media', { form });
     expect(uploaded.status).toBe(201);
-    const media = await call<{ data: { id: string }[] }>('GET', '/api/v1/media');
+    const media = await call<Schemas['MediaList']>('GET', '/api/v1/media');
     expect(media.body.data.map((m) => m.id)).toEqual([uploaded.body.id, ids.photo]);
 
-    const draft = await call<{ id: string; status: string }>('POST', '/api/v1/posts', { json: { accountIds: [ids.x, ids.linkedin], caption: 'Contract', mediaIds: [ids.photo] } });
+    const draft = await call<Schemas['PostCreateResult']>('POST', '/api/v1/posts', { json: { accountIds: [ids.x, ids.linkedin], caption: 'Contract', mediaIds: [ids.photo] } });
     expect(draft.body.status).toBe('draft');
-    const scheduled = await call<{ id: string; status: string }>('POST', '/api/v1/posts', {
+    const scheduled = await call<Schemas['PostCreateResult']>('POST', '/api/v1/posts', {
       json: { accountIds: [ids.x], caption: 'Later', mediaIds: [uploaded.body.id], scheduledAt: '2099-01-01T00:00:00Z' },
     });
     expect(scheduled.body.status).toBe('scheduled');
@@ -123,7 +85,7 @@ describe('the running service honours its contract', { timeout: 120_000 }, () =>
     expect((await call('POST', '/api/v1/posts', { json: { accountIds: [ids.bobX], caption: 'hi' } })).status).toBe(403);
     expect((await call('POST', '/api/v1/posts', { body: 'caption=hi', headers: { 'content-type': 'text/plain' } })).status).toBe(415);
 
-    const posts = await call<{ data: { id: string }[] }>('GET', '/api/v1/posts?limit=10');
+    const posts = await call<Schemas['PostList']>('GET', '/api/v1/posts?limit=10');
     expect(posts.body.data.map((p) => p.id)).toEqual([scheduled.body.id, draft.body.id]);
     expect((await call('GET', '/api/v1/posts?limit=1000')).status).toBe(400);
     expect((await fetchChecked(baseUrl, 'GET', '/api/v1/posts', { key: ids.bobKey })).body).toEqual({ data: [], limit: 25, offset: 0 });
@@ -149,8 +111,6 @@ describe('the running service honours its contract', { timeout: 120_000 }, () =>
   });
 
   it('stops cleanly on SIGTERM', async () => {
-    serverProcess?.kill('SIGTERM');
-    const code = await new Promise<number | null>((r) => serverProcess?.once('exit', r));
-    expect(code).toBe(0);
+    expect(await service?.stop()).toBe(0);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { connectAccount, disconnectAccount } from '../../src/domain/accounts.js';
 import { addMember, createOrganization } from '../../src/domain/users.js';
-import { useTestApi } from '../support/api.js';
+import { useTestApi, type Schemas } from '../support/api.js';
 import { account, userWithKey } from '../support/fixtures.js';
 
 const api = useTestApi();
@@ -18,7 +18,7 @@ describe('GET /api/v1/accounts', () => {
     const gone = await account(api.db, ada.userId, 'x', 'old');
     await disconnectAccount(api.db, gone, new Date());
 
-    const res = await api.request<{ data: unknown[] }>({ method: 'GET', url: '/api/v1/accounts', key: ada.key });
+    const res = await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: ada.key });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       data: [
@@ -27,7 +27,7 @@ describe('GET /api/v1/accounts', () => {
       ],
     });
 
-    const bobs = await api.request<{ data: { username: string }[] }>({ method: 'GET', url: '/api/v1/accounts', key: bob.key });
+    const bobs = await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: bob.key });
     expect(bobs.body.data.map((a) => a.username)).toEqual(['bob']);
   });
 

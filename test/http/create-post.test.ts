@@ -2,31 +2,17 @@ import { describe, expect, it } from 'vitest';
 import { disconnectAccount } from '../../src/domain/accounts.js';
 import { addMember, createOrganization } from '../../src/domain/users.js';
 import { connectAccount } from '../../src/domain/accounts.js';
-import { useTestApi } from '../support/api.js';
-import { account, inOneHour, media, userWithKey } from '../support/fixtures.js';
+import { useTestApi, type InvalidRequest, type Schemas } from '../support/api.js';
+import { account, inOneHour, media, postCount, userWithKey } from '../support/fixtures.js';
 import { stringMatching } from '../support/matchers.js';
 
 const api = useTestApi();
-
-interface Created {
-  id: string;
-  status: string;
-}
-interface Details {
-  error: string;
-  details: { code: string; expected: string; received: string; path: (string | number)[]; message: string }[];
-}
-
-async function postCount(userId: string): Promise<number> {
-  const rows = await api.db.selectFrom('posts').select('id').where('user_id', '=', userId).execute();
-  return rows.length;
-}
 
 describe('POST /api/v1/posts: creating', () => {
   it('saves a draft when scheduledAt is omitted, with the defaults applied', async () => {
     const u = await userWithKey(api.db);
     const acc = await account(api.db, u.userId);
-    const res = await api.request<Created>({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [acc], caption: 'Hi' } });
+    const res = await api.request<Schemas['PostCreateResult']>({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [acc], caption: 'Hi' } });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({ id: stringMatching(/^post_[0-9a-z]{26}$/), status: 'draft' });
     const row = await api.db.selectFrom('posts').selectAll().where('id', '=', res.body.id).executeTakeFirstOrThrow();
@@ -36,7 +22,7 @@ describe('POST /api/v1/posts: creating', () => {
   it('schedules a post when scheduledAt is given, storing the instant whatever the offset', async () => {
     const u = await userWithKey(api.db);
     const acc = await account(api.db, u.userId);
-    const res = await api.request<Created>({
+    const res = await api.request<Schemas['PostCreateResult']>({
       method: 'POST',
       url: '/api/v1/posts',
       key: u.key,
@@ -44,7 +30,7 @@ describe('POST /api/v1/posts: creating', () => {
     });
     expect(res.status).toBe(201);
     expect(res.body.status).toBe('scheduled');
-    const list = await api.request<{ data: { id: string; scheduledAt: string; status: string }[] }>({ method: 'GET', url: '/api/v1/posts', key: u.key });
+    const list = await api.request<Schemas['PostList']>({ method: 'GET', url: '/api/v1/posts', key: u.key });
     expect(list.body.data[0]).toMatchObject({ id: res.body.id, status: 'scheduled', scheduledAt: '2099-06-01T10:30:00.500Z' });
   });
 
@@ -53,7 +39,7 @@ describe('POST /api/v1/posts: creating', () => {
     const x = await account(api.db, u.userId, 'x', 'ada');
     const threads = await account(api.db, u.userId, 'threads', 'ada');
     const image = await media(api.db, u.userId);
-    const res = await api.request<Created>({
+    const res = await api.request<Schemas['PostCreateResult']>({
       method: 'POST',
       url: '/api/v1/posts',
       key: u.key,
@@ -67,7 +53,7 @@ describe('POST /api/v1/posts: creating', () => {
       },
     });
     expect(res.status).toBe(201);
-    expect(await postCount(u.userId)).toBe(1);
+    expect(await postCount(api.db, u.userId)).toBe(1);
     const targets = await api.db.selectFrom('post_targets').selectAll().where('post_id', '=', res.body.id).orderBy('position').execute();
     expect(targets).toEqual([
       { post_id: res.body.id, account_id: x, position: 0, caption_override: null, fields: null, thread_parts: ['one', 'two'] },
@@ -88,12 +74,12 @@ describe('POST /api/v1/posts: creating', () => {
 });
 
 describe('POST /api/v1/posts: invalid requests are 400 with details and write nothing', () => {
-  async function expectInvalid(body: unknown, expected: Details['details'], init?: { payload?: string; headers?: Record<string, string> }) {
+  async function expectInvalid(body: unknown, expected: InvalidRequest['details'], init?: { payload?: string; headers?: Record<string, string> }) {
     const u = await userWithKey(api.db);
-    const res = await api.request<Details>({ method: 'POST', url: '/api/v1/posts', key: u.key, body, ...init });
+    const res = await api.request<InvalidRequest>({ method: 'POST', url: '/api/v1/posts', key: u.key, body, ...init });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: 'Invalid request', details: expected });
-    expect(await postCount(u.userId)).toBe(0);
+    expect(await postCount(api.db, u.userId)).toBe(0);
   }
 
   it('requires accountIds', async () => {
@@ -172,7 +158,7 @@ describe('POST /api/v1/posts: invalid requests are 400 with details and write no
   it('refuses a scheduledAt in the past', async () => {
     const u = await userWithKey(api.db);
     const acc = await account(api.db, u.userId);
-    const res = await api.request<Details>({
+    const res = await api.request<InvalidRequest>({
       method: 'POST',
       url: '/api/v1/posts',
       key: u.key,
@@ -188,7 +174,7 @@ describe('POST /api/v1/posts: invalid requests are 400 with details and write no
         message: 'scheduledAt must be in the future',
       },
     ]);
-    expect(await postCount(u.userId)).toBe(0);
+    expect(await postCount(api.db, u.userId)).toBe(0);
   });
 
   it('requires overrides and thread parts to name accounts of accountIds, one override each', async () => {
@@ -208,7 +194,7 @@ describe('POST /api/v1/posts: invalid requests are 400 with details and write no
 
   it('reports every schema problem at once', async () => {
     const u = await userWithKey(api.db);
-    const res = await api.request<Details>({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { caption: 1, extra: true, mediaIds: [1] } });
+    const res = await api.request<InvalidRequest>({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { caption: 1, extra: true, mediaIds: [1] } });
     expect(res.status).toBe(400);
     expect(res.body.details.map((d) => d.path)).toEqual(expect.arrayContaining([['accountIds'], ['extra'], ['caption'], ['mediaIds', 0]]));
     expect(res.body.details).toHaveLength(4);
@@ -250,7 +236,7 @@ describe('POST /api/v1/posts: bodies that are not JSON', () => {
     const res = await api.request({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [acc], caption: 'a'.repeat(1_100_000) } });
     expect(res.status).toBe(413);
     expect(res.body).toEqual({ error: 'Request body too large' });
-    expect(await postCount(u.userId)).toBe(0);
+    expect(await postCount(api.db, u.userId)).toBe(0);
   });
 
   it('refuses prototype pollution keys', async () => {
@@ -258,7 +244,7 @@ describe('POST /api/v1/posts: bodies that are not JSON', () => {
     const res = await api.request({ method: 'POST', url: '/api/v1/posts', key: u.key, payload: '{"accountIds":["acc_a"],"__proto__":{"x":1}}', headers: { 'content-type': 'application/json' } });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: 'Request body is not valid JSON' });
-    expect(await postCount(u.userId)).toBe(0);
+    expect(await postCount(api.db, u.userId)).toBe(0);
   });
 });
 
@@ -271,7 +257,7 @@ describe('POST /api/v1/posts: ownership is 403 and writes nothing', () => {
     const res = await api.request({ method: 'POST', url: '/api/v1/posts', key: ada.key, body: { accountIds: [mine, theirs], caption: 'hi' } });
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ error: `Account not accessible: ${theirs}` });
-    expect(await postCount(ada.userId)).toBe(0);
+    expect(await postCount(api.db, ada.userId)).toBe(0);
   });
 
   it('refuses an unknown account exactly like a foreign one', async () => {
@@ -288,7 +274,7 @@ describe('POST /api/v1/posts: ownership is 403 and writes nothing', () => {
     const res = await api.request({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [acc], caption: 'hi' } });
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ error: `Account not accessible: ${acc}` });
-    expect(await postCount(u.userId)).toBe(0);
+    expect(await postCount(api.db, u.userId)).toBe(0);
   });
 
   it("refuses an organization's account to a user who is not a member", async () => {
@@ -307,7 +293,7 @@ describe('POST /api/v1/posts: ownership is 403 and writes nothing', () => {
     const res = await api.request({ method: 'POST', url: '/api/v1/posts', key: ada.key, body: { accountIds: [acc], caption: 'hi', mediaIds: [bobsImage] } });
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ error: `Media not accessible: ${bobsImage}` });
-    expect(await postCount(ada.userId)).toBe(0);
+    expect(await postCount(api.db, ada.userId)).toBe(0);
   });
 
   it('checks the schema before ownership: a bad body with a foreign account is 400', async () => {

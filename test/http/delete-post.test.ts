@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { useTestApi } from '../support/api.js';
+import { useTestApi, type Schemas } from '../support/api.js';
 import { account, inOneHour, userWithKey } from '../support/fixtures.js';
 
 const api = useTestApi();
 
 async function create(key: string, accountId: string, scheduledAt?: string): Promise<string> {
   const body = scheduledAt === undefined ? { accountIds: [accountId], caption: 'c' } : { accountIds: [accountId], caption: 'c', scheduledAt };
-  const res = await api.request<{ id: string }>({ method: 'POST', url: '/api/v1/posts', key, body });
+  const res = await api.request<Schemas['PostCreateResult']>({ method: 'POST', url: '/api/v1/posts', key, body });
   return res.body.id;
 }
 

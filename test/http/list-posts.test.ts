@@ -1,19 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { useTestApi } from '../support/api.js';
+import { useTestApi, type InvalidRequest, type Schemas } from '../support/api.js';
 import { account, inOneHour, userWithKey } from '../support/fixtures.js';
 
 const api = useTestApi();
 
-interface Page {
-  data: { id: string; userId: string; caption: string | null; status: string; scheduledAt: string | null; createdAt: string; updatedAt: string }[];
-  limit: number;
-  offset: number;
-}
-
 async function createPosts(key: string, accountId: string, count: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
-    const res = await api.request<{ id: string }>({ method: 'POST', url: '/api/v1/posts', key, body: { accountIds: [accountId], caption: `post ${i}` } });
+    const res = await api.request<Schemas['PostCreateResult']>({ method: 'POST', url: '/api/v1/posts', key, body: { accountIds: [accountId], caption: `post ${i}` } });
     ids.push(res.body.id);
   }
   return ids;
@@ -27,14 +21,14 @@ describe('GET /api/v1/posts', () => {
     const bobAcc = await account(api.db, bob.userId);
     const ids = await createPosts(ada.key, adaAcc, 3);
     await createPosts(bob.key, bobAcc, 2);
-    const scheduled = await api.request<{ id: string }>({
+    const scheduled = await api.request<Schemas['PostCreateResult']>({
       method: 'POST',
       url: '/api/v1/posts',
       key: ada.key,
       body: { accountIds: [adaAcc], firstComment: 'first!', postType: 'post', scheduledAt: inOneHour() },
     });
 
-    const res = await api.request<Page>({ method: 'GET', url: '/api/v1/posts', key: ada.key });
+    const res = await api.request<Schemas['PostList']>({ method: 'GET', url: '/api/v1/posts', key: ada.key });
     expect(res.status).toBe(200);
     expect(res.body.limit).toBe(25);
     expect(res.body.offset).toBe(0);
@@ -52,17 +46,17 @@ describe('GET /api/v1/posts', () => {
     const ids = (await createPosts(u.key, acc, 5)).reverse();
     const seen: string[] = [];
     for (let offset = 0; offset < 6; offset += 2) {
-      const res = await api.request<Page>({ method: 'GET', url: `/api/v1/posts?limit=2&offset=${offset}`, key: u.key });
+      const res = await api.request<Schemas['PostList']>({ method: 'GET', url: `/api/v1/posts?limit=2&offset=${offset}`, key: u.key });
       expect(res.body.limit).toBe(2);
       expect(res.body.offset).toBe(offset);
       seen.push(...res.body.data.map((p) => p.id));
     }
     expect(seen).toEqual(ids);
-    const past = await api.request<Page>({ method: 'GET', url: '/api/v1/posts?offset=100', key: u.key });
+    const past = await api.request<Schemas['PostList']>({ method: 'GET', url: '/api/v1/posts?offset=100', key: u.key });
     expect(past.body.data).toEqual([]);
-    const edges = await api.request<Page>({ method: 'GET', url: '/api/v1/posts?limit=100&offset=0', key: u.key });
+    const edges = await api.request<Schemas['PostList']>({ method: 'GET', url: '/api/v1/posts?limit=100&offset=0', key: u.key });
     expect(edges.body.data).toHaveLength(5);
-    const one = await api.request<Page>({ method: 'GET', url: '/api/v1/posts?limit=1', key: u.key });
+    const one = await api.request<Schemas['PostList']>({ method: 'GET', url: '/api/v1/posts?limit=1', key: u.key });
     expect(one.body.data.map((p) => p.id)).toEqual([ids[0]]);
   });
 
@@ -79,7 +73,7 @@ describe('GET /api/v1/posts', () => {
       ['offset=1e3x', 'invalid_type', 'integer', 'string', 'offset'],
     ];
     for (const [query, code, expected, received, field] of cases) {
-      const res = await api.request<{ error: string; details: unknown[] }>({ method: 'GET', url: `/api/v1/posts?${query}`, key: u.key });
+      const res = await api.request<InvalidRequest>({ method: 'GET', url: `/api/v1/posts?${query}`, key: u.key });
       expect(res.status, query).toBe(400);
       expect(res.body.error).toBe('Invalid request');
       expect(res.body.details, query).toEqual([expect.objectContaining({ code, expected, received, path: [field] })]);

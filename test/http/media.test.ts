@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Media } from '../../src/domain/api-types.js';
-import { useTestApi, type ApiResponse } from '../support/api.js';
+import { useTestApi, type ApiResponse, type Schemas } from '../support/api.js';
 import { account, inOneHour, userWithKey } from '../support/fixtures.js';
 import { stringMatching } from '../support/matchers.js';
 import { makeMediaFiles, multipartBody, type MediaFiles } from '../support/media-files.js';
@@ -14,7 +13,7 @@ beforeAll(() => {
 afterAll(() => files?.cleanup());
 
 
-function upload<T = Media>(key: string, parts: Parameters<typeof multipartBody>[0]): Promise<ApiResponse<T>> {
+function upload<T = Schemas['Media']>(key: string, parts: Parameters<typeof multipartBody>[0]): Promise<ApiResponse<T>> {
   const { payload, contentType } = multipartBody(parts);
   return api.request<T>({ method: 'POST', url: '/api/v1/media', key, payload, headers: { 'content-type': contentType } });
 }
@@ -151,7 +150,7 @@ describe('uploaded media in posts', () => {
 
     const ok = await api.request({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [x], caption: 'clip', mediaIds: [short.id] } });
     expect(ok.status).toBe(201);
-    const tooLong = await api.request<{ error: string; details?: unknown }>({
+    const tooLong = await api.request<Schemas['Error']>({
       method: 'POST',
       url: '/api/v1/posts',
       key: u.key,
@@ -170,10 +169,10 @@ describe('GET /api/v1/media and DELETE /api/v1/media/{id}', () => {
     const first = (await upload(ada.key, [{ name: 'file', value: files.png64, filename: 'a.png' }])).body;
     const second = (await upload(ada.key, [{ name: 'file', value: files.jpeg1080x1350, filename: 'b.jpg' }])).body;
     await upload(bob.key, [{ name: 'file', value: files.png64, filename: 'c.png' }]);
-    const page = await api.request<{ data: Media[]; limit: number; offset: number }>({ method: 'GET', url: '/api/v1/media', key: ada.key });
+    const page = await api.request<Schemas['MediaList']>({ method: 'GET', url: '/api/v1/media', key: ada.key });
     expect(page.status).toBe(200);
     expect(page.body).toEqual({ data: [second, first], limit: 25, offset: 0 });
-    const next = await api.request<{ data: Media[] }>({ method: 'GET', url: '/api/v1/media?limit=1&offset=1', key: ada.key });
+    const next = await api.request<Schemas['MediaList']>({ method: 'GET', url: '/api/v1/media?limit=1&offset=1', key: ada.key });
     expect(next.body.data).toEqual([first]);
     const bad = await api.request({ method: 'GET', url: '/api/v1/media?limit=0', key: ada.key });
     expect(bad.status).toBe(400);
@@ -183,7 +182,7 @@ describe('GET /api/v1/media and DELETE /api/v1/media/{id}', () => {
     const u = await userWithKey(api.db);
     const x = await account(api.db, u.userId, 'x');
     const image = (await upload(u.key, [{ name: 'file', value: files.png64, filename: 'a.png' }])).body;
-    const draft = await api.request<{ id: string }>({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [x], caption: 'd', mediaIds: [image.id] } });
+    const draft = await api.request<Schemas['PostCreateResult']>({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [x], caption: 'd', mediaIds: [image.id] } });
     const res = await api.request({ method: 'DELETE', url: `/api/v1/media/${image.id}`, key: u.key });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ success: true });
@@ -196,7 +195,7 @@ describe('GET /api/v1/media and DELETE /api/v1/media/{id}', () => {
     const u = await userWithKey(api.db);
     const x = await account(api.db, u.userId, 'x');
     const image = (await upload(u.key, [{ name: 'file', value: files.png64, filename: 'a.png' }])).body;
-    const post = await api.request<{ id: string }>({
+    const post = await api.request<Schemas['PostCreateResult']>({
       method: 'POST',
       url: '/api/v1/posts',
       key: u.key,

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { components } from '../../generated/openapi.js';
 import { isObject, loadSpec, type JsonObject } from '../../scripts/spec-document.js';
 import { platformRules } from '../../src/domain/platforms/index.js';
-import { useTestApi } from '../support/api.js';
-import { account, media, userWithKey } from '../support/fixtures.js';
+import { useTestApi, type ApiResponse, type Schemas } from '../support/api.js';
+import { account, media, postCount, userWithKey } from '../support/fixtures.js';
 import { stringMatching } from '../support/matchers.js';
 
 const api = useTestApi();
@@ -11,23 +11,16 @@ const api = useTestApi();
 const JPEG = { kind: 'image', mime: 'image/jpeg', bytes: 400_000, width: 1080, height: 1080, durationMs: null } as const;
 const MP4 = { kind: 'video', mime: 'video/mp4', bytes: 5_000_000, width: 1080, height: 1920, durationMs: 20_000 } as const;
 
-interface Outcome {
-  status: number;
-  body: { error?: string; details?: unknown; id?: string };
-}
-
-async function create(key: string, body: object): Promise<Outcome> {
+/** What these tests read of a refusal; an accepted post is checked by its status alone. */
+async function create(key: string, body: object): Promise<ApiResponse<Schemas['Error']>> {
   return api.request({ method: 'POST', url: '/api/v1/posts', key, body });
 }
 
-async function postCount(userId: string): Promise<number> {
-  return (await api.db.selectFrom('posts').select('id').where('user_id', '=', userId).execute()).length;
-}
 
 describe('GET /api/v1/platforms', () => {
   it('publishes the same table the checks read, to callers with a key', async () => {
     const u = await userWithKey(api.db);
-    const res = await api.request<{ data: { id: string }[] }>({ method: 'GET', url: '/api/v1/platforms', key: u.key });
+    const res = await api.request<Schemas['PlatformList']>({ method: 'GET', url: '/api/v1/platforms', key: u.key });
     expect(res.status).toBe(200);
     expect(res.body.data.map((p) => p.id)).toEqual(['x', 'instagram', 'facebook', 'linkedin', 'threads', 'bluesky', 'tiktok', 'youtube', 'pinterest', 'mastodon', 'reddit']);
     expect(res.body).toEqual({ data: JSON.parse(JSON.stringify(platformRules)) as unknown });
@@ -118,7 +111,7 @@ describe('POST /api/v1/posts against platform limits: 400 naming the limit, no d
       expect(res.status, name).toBe(400);
       expect(res.body, name).toEqual({ error: message });
     }
-    expect(await postCount(u.userId)).toBe(0);
+    expect(await postCount(api.db, u.userId)).toBe(0);
   });
 
   it('checks each target with its own caption: a short override fixes a long default for X', async () => {

@@ -1,48 +1,32 @@
 import { readdirSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readEnvironment } from '../../src/config/environment.js';
-import type { DemoSeed } from '../../src/domain/demo.js';
-import { startServer, type RunningServer } from '../../src/http/server.js';
-import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from '../support/database.js';
+import type { Schemas } from '../support/api.js';
 import { fetchChecked, type FetchedResponse, type FetchInit } from '../support/fetch-checked.js';
 import { makeMediaFiles, type MediaFiles } from '../support/media-files.js';
+import { useDemoServer } from '../support/server.js';
 
 // The real server over a real socket on 127.0.0.1: startup, migration, demo seed, and HTTP clients.
-let dataDir: string;
-let database: TestDatabase | undefined;
-let server: RunningServer;
-let demo: DemoSeed | undefined;
+const running = useDemoServer({ maxUploadBytes: 1024 * 1024 });
 let files: MediaFiles;
 
-beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'herald-server-'));
-  if (TEST_DATABASE_URL !== undefined) database = await createTestDatabase();
+beforeAll(() => {
   files = makeMediaFiles();
-  const env = { ...readEnvironment({ HERALD_DATA_DIR: dataDir }), databaseUrl: database?.url, port: 0, logLevel: 'silent' };
-  server = await startServer({ ...env, migrateOnStart: true, demoOnFirstStart: true, maxUploadBytes: 1024 * 1024 }, { onDemoSeeded: (seed) => (demo = seed) });
-  await server.ready;
 });
 
-afterAll(async () => {
-  await server?.close();
-  await database?.close();
+afterAll(() => {
   files?.cleanup();
-  await rm(dataDir, { recursive: true, force: true });
 });
 
 function call<T>(method: string, path: string, init: FetchInit = {}): Promise<FetchedResponse<T>> {
-  return fetchChecked<T>(server.url, method, path, init);
+  return fetchChecked<T>(running.server.url, method, path, init);
 }
 
 describe('the server on a socket', () => {
   it('seeds the demo on first start, and its key works for every operation', async () => {
-    expect(demo).toBeDefined();
-    const key = demo?.key ?? '';
-    const accounts = await call<{ data: { id: string; platform: string }[] }>('GET', '/api/v1/accounts', { key });
+    const key = running.demo.key;
+    const accounts = await call<Schemas['AccountList']>('GET', '/api/v1/accounts', { key });
     expect(accounts.status).toBe(200);
     expect(accounts.body.data.map((a) => a.platform)).toEqual(['x', 'instagram', 'linkedin']);
     const targets = accounts.body.data.filter((a) => a.platform !== 'instagram').map((a) => a.id);
@@ -50,29 +34,29 @@ describe('the server on a socket', () => {
     const form = new FormData();
     form.append('file', new Blob([files.jpeg1080x1350]), 'photo.jpg');
     form.append('altText', 'red');
-    const uploaded = await call<{ id: string; mime: string }>('POST', '/api/v1/media', { key, form });
+    const uploaded = await call<Schemas['Media']>('POST', '/api/v1/media', { key, form });
     expect(uploaded.status).toBe(201);
     expect(uploaded.body.mime).toBe('image/jpeg');
 
-    const created = await call<{ id: string; status: string }>('POST', '/api/v1/posts', {
+    const created = await call<Schemas['PostCreateResult']>('POST', '/api/v1/posts', {
       key,
       json: { accountIds: targets, caption: 'Over a socket', mediaIds: [uploaded.body.id], scheduledAt: '2099-01-01T00:00:00Z' },
     });
     expect(created.status).toBe(201);
     expect(created.body.status).toBe('scheduled');
 
-    const listed = await call<{ data: { id: string }[] }>('GET', '/api/v1/posts?limit=5', { key });
+    const listed = await call<Schemas['PostList']>('GET', '/api/v1/posts?limit=5', { key });
     expect(listed.body.data.map((p) => p.id)).toEqual([created.body.id]);
     expect((await call('DELETE', `/api/v1/posts/${created.body.id}`, { key })).status).toBe(200);
     expect((await call('GET', '/api/v1/posts', { key: 'hrld_nope' })).status).toBe(401);
   });
 
   it('keeps nothing from an upload whose client disconnects midway', async () => {
-    const key = demo?.key ?? '';
-    const before = await call<{ data: unknown[] }>('GET', '/api/v1/media?limit=100', { key });
+    const key = running.demo.key;
+    const before = await call<Schemas['MediaList']>('GET', '/api/v1/media?limit=100', { key });
     const boundary = 'herald-abort';
     const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.jpg"\r\nContent-Type: image/jpeg\r\n\r\n`;
-    const staging = join(dataDir, 'media', 'staging');
+    const staging = join(running.dataDir, 'media', 'staging');
     const staged = () => {
       try {
         return readdirSync(staging);
@@ -84,7 +68,7 @@ describe('the server on a socket', () => {
       const deadline = Date.now() + 5000;
       while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
     };
-    const { port } = new URL(server.url);
+    const { port } = new URL(running.server.url);
     const socket = connect(Number(port), '127.0.0.1');
     await new Promise<void>((resolve, reject) => {
       socket.once('connect', resolve);
@@ -102,7 +86,7 @@ describe('the server on a socket', () => {
     // …and is gone once the client has gone.
     await waitFor(() => staged().length === 0);
     expect(staged()).toEqual([]);
-    const after = await call<{ data: unknown[] }>('GET', '/api/v1/media?limit=100', { key });
+    const after = await call<Schemas['MediaList']>('GET', '/api/v1/media?limit=100', { key });
     expect(after.body.data).toHaveLength(before.body.data.length);
   });
 });

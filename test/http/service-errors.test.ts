@@ -1,4 +1,3 @@
-import { createServer, type Server } from 'node:net';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { openPostgres } from '../../src/data/database.js';
@@ -7,6 +6,7 @@ import { ServiceState } from '../../src/http/service-state.js';
 import { injectChecked, useTestApi } from '../support/api.js';
 import { userWithKey } from '../support/fixtures.js';
 import { anyString } from '../support/matchers.js';
+import { unusedPort } from '../support/ports.js';
 
 const api = useTestApi();
 
@@ -93,13 +93,3 @@ describe('unexpected failures', () => {
     }
   });
 });
-
-/** A port on 127.0.0.1 that nothing listens on: taken, then released. */
-async function unusedPort(): Promise<number> {
-  const server: Server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const address = server.address();
-  await new Promise((r) => server.close(r));
-  if (typeof address !== 'object' || address === null) throw new Error('no port');
-  return address.port;
-}

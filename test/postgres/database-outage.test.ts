@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readEnvironment } from '../../src/config/environment.js';
 import { openPostgres } from '../../src/data/database.js';
 import { buildApp } from '../../src/http/app.js';
-import { startServer } from '../../src/http/server.js';
 import { ServiceState } from '../../src/http/service-state.js';
 import { injectChecked } from '../support/api.js';
 import { fetchChecked } from '../support/fetch-checked.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { userWithKey } from '../support/fixtures.js';
 import { testMediaSettings } from '../support/media-settings.js';
+import { startTestServer } from '../support/server.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 
 // Runs only on Postgres (see vitest.config.ts): it needs a server that can go away and come back.
@@ -63,8 +62,7 @@ describe('when Postgres goes away', () => {
   it('starts while Postgres is down, answering 503 Auth not initialized until it can reach it', async () => {
     const { key } = await userWithKey(database.db);
     await proxy.stop();
-    const env = { ...readEnvironment({}), databaseUrl: proxiedUrl, port: 0, logLevel: 'silent', migrateOnStart: true };
-    const server = await startServer(env);
+    const server = await startTestServer({ databaseUrl: proxiedUrl, migrateOnStart: true });
     try {
       const early = await fetchChecked(server.url, 'GET', '/api/v1/accounts', { key });
       expect(early.status).toBe(503);

@@ -1,12 +1,19 @@
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll } from 'vitest';
+import type { components } from '../../generated/openapi.js';
 import type { Database } from '../../src/data/schema.js';
 import { buildApp } from '../../src/http/app.js';
 import { ServiceState } from '../../src/http/service-state.js';
 import { expectMatchesSpec } from './contract.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { testMediaSettings, type TestMediaSettings } from './media-settings.js';
+
+/** Bodies as the spec defines them: the types generated from it, never local copies. */
+export type Schemas = components['schemas'];
+
+/** The body of an `Invalid request` answer, which always carries `details`. */
+export type InvalidRequest = Required<Schemas['Error']>;
 
 export interface ApiRequest {
   method: 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH';

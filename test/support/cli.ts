@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { HERALD_BIN } from '../../scripts/build.js';
+import { startHeraldServe, type ServeProcess } from '../../scripts/herald-serve.js';
 
-const HERALD_BIN = fileURLToPath(new URL('../../src/cli/herald.mjs', import.meta.url));
+// The compiled binary users run (package.json's bin); test/support/global-setup.ts builds it first.
 
 export interface CliResult {
   code: number;
@@ -9,18 +10,17 @@ export interface CliResult {
   stderr: string;
 }
 
+function cliEnv(env: Record<string, string>): Record<string, string> {
+  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env };
+}
+
 /** Runs the real `herald` binary in a child process, as an operator's script would. */
 export function herald(args: string[], env: Record<string, string>): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [HERALD_BIN, ...args],
-      { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, timeout: 60_000 },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
+    execFile(process.execPath, [HERALD_BIN, ...args], { env: cliEnv(env), timeout: 60_000 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
   });
 }
 
@@ -31,3 +31,10 @@ export function json<T = Record<string, unknown>>(result: CliResult): T {
   if (lines.length !== 1) throw new Error(`expected one line of JSON, got: ${result.stdout}`);
   return JSON.parse(lines[0] ?? '') as T;
 }
+
+/** `herald serve`, on 127.0.0.1 and a port the system picks, once it has printed its ready line. */
+export function heraldServe(env: Record<string, string>): Promise<ServeProcess> {
+  return startHeraldServe([HERALD_BIN], cliEnv(env));
+}
+
+export type { ServeProcess };

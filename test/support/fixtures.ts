@@ -28,6 +28,11 @@ export async function media(db: Kysely<Database>, userId: string, facts: MediaFa
   return (await addMedia(db, userId, facts)).id;
 }
 
+/** How many posts the user has in the database, whatever the API answered. */
+export async function postCount(db: Kysely<Database>, userId: string): Promise<number> {
+  return (await db.selectFrom('posts').select('id').where('user_id', '=', userId).execute()).length;
+}
+
 export function inOneHour(from = new Date()): string {
   return new Date(from.getTime() + 3_600_000).toISOString();
 }

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import type { TestProject } from 'vitest/node';
+import { buildHerald } from '../../scripts/build.js';
 import { openEmbedded } from '../../src/data/database.js';
 import { migrateToLatest } from '../../src/data/migrate.js';
 
@@ -15,6 +16,9 @@ declare module 'vitest' {
 
 /** Migrating once and loading the dump per test file is much faster than initdb + migrate per file. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // The CLI and contract suites run the compiled binary: built afresh for every run (about a second),
+  // so no run tests a stale dist/ and nothing has to judge whether it is current.
+  await buildHerald();
   const pglite = await PGlite.create();
   const handle = await openEmbedded({ instance: pglite });
   await migrateToLatest(handle.db);

@@ -1,7 +1,6 @@
 import { Command } from 'commander';
 import { readEnvironment } from '../../config/environment.js';
 import { migrateToLatest } from '../../data/migrate.js';
-import { seedDemo } from '../../domain/demo.js';
 import { runCommand } from '../run-command.js';
 
 export function demoCommand(): Command {
@@ -10,6 +9,8 @@ export function demoCommand(): Command {
     .action(() =>
       runCommand(
         async ({ db }) => {
+          // Loaded here, not at start: the demo's media pull in file probing, which other commands skip.
+          const { seedDemo } = await import('../../domain/demo.js');
           await migrateToLatest(db);
           const env = readEnvironment();
           return seedDemo(db, `http://${env.host}:${env.port}`);

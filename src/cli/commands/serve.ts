@@ -1,12 +1,13 @@
 import { Command } from 'commander';
 import { readEnvironment } from '../../config/environment.js';
-import { closeOnSignals, startServer } from '../../http/server.js';
 import { fail } from '../run-command.js';
 
 export function serveCommand(): Command {
   return new Command('serve').description('run the HTTP API (PORT, HOST, DATABASE_URL, HERALD_DATA_DIR)').action(async () => {
     try {
       const env = readEnvironment();
+      // Loaded here, not at start: the HTTP stack (Fastify, Ajv, the glue) would slow every other command.
+      const { closeOnSignals, startServer } = await import('../../http/server.js');
       const server = await startServer(env, {
         onDemoSeeded: (seed) => {
           process.stdout.write(

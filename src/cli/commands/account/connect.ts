@@ -1,5 +1,4 @@
 import { Command, Option } from 'commander';
-import { connectAccount } from '../../../domain/accounts.js';
 import { runCommand } from '../../run-command.js';
 
 export function accountConnectCommand(): Command {
@@ -13,8 +12,10 @@ export function accountConnectCommand(): Command {
     .action((opts: { platform: string; username: string; displayName?: string; user?: string; org?: string }, command: Command) => {
       const owner = opts.user !== undefined ? { userId: opts.user } : opts.org !== undefined ? { orgId: opts.org } : undefined;
       if (owner === undefined) return command.error('error: one of --user or --org is required');
-      return runCommand(({ db }) =>
-        connectAccount(db, { platform: opts.platform, username: opts.username, displayName: opts.displayName ?? null, owner }),
-      );
+      return runCommand(async ({ db }) => {
+        // Loaded here, not at start: the platform rules it checks against are needed by account commands only.
+        const { connectAccount } = await import('../../../domain/accounts.js');
+        return connectAccount(db, { platform: opts.platform, username: opts.username, displayName: opts.displayName ?? null, owner });
+      });
     });
 }

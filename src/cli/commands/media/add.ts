@@ -1,8 +1,6 @@
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { readEnvironment } from '../../../config/environment.js';
-import { addMedia, addMediaFromFile } from '../../../domain/media/add-media.js';
-import { FfprobeMediaProbe } from '../../../probe/ffprobe-media-probe.js';
 import { LocalDiskStorage } from '../../../storage/local-disk-storage.js';
 import { mediaKind, nonNegativeInteger, positiveInteger } from '../../option-parsers.js';
 import { runCommand } from '../../run-command.js';
@@ -31,11 +29,14 @@ export function mediaAddCommand(): Command {
     .option('--width <px>', 'width in pixels', positiveInteger)
     .option('--height <px>', 'height in pixels', positiveInteger)
     .option('--duration-ms <ms>', 'video duration in milliseconds', nonNegativeInteger)
-    .action((opts: MediaAddOptions, command: Command) => {
+    .action(async (opts: MediaAddOptions, command: Command) => {
+      // Loaded here, not at start: file probing (file-type) is needed by this command only.
+      const { addMedia, addMediaFromFile } = await import('../../../domain/media/add-media.js');
       if (opts.file !== undefined) {
         if (STATED_FACTS.some((flag) => opts[flag] !== undefined)) return command.error('error: --file reads the facts from the file; leave out --kind, --mime, --bytes, --width, --height and --duration-ms');
         const path = opts.file;
         const storage = new LocalDiskStorage(join(readEnvironment().dataDir, 'media'));
+        const { FfprobeMediaProbe } = await import('../../../probe/ffprobe-media-probe.js');
         return runCommand(({ db }) => addMediaFromFile(db, storage, new FfprobeMediaProbe(), opts.user, path));
       }
       if (opts.kind === undefined || opts.mime === undefined || opts.bytes === undefined) {

@@ -1,0 +1,43 @@
+import { spawn } from 'node:child_process';
+
+export interface ServeProcess {
+  /** Where it listens, as its ready line says. */
+  url: string;
+  /** SIGTERM, then waits for it to exit; its exit code. */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * Starts `herald serve` (`node ...nodeArgs serve`) on 127.0.0.1, on a port the system picks, and
+ * waits at most 60 s for its ready line. Shared by the tests and the start-up benchmark.
+ */
+export async function startHeraldServe(nodeArgs: string[], env: Record<string, string>): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, 'serve'], { env: { ...env, HOST: '127.0.0.1', PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const stop = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    return exited;
+  };
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('herald serve did not become ready in 60 s')), 60_000);
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        const ready = /Herald is ready at (\S+)/.exec(output);
+        if (ready?.[1] !== undefined) {
+          clearTimeout(timer);
+          resolve(ready[1]);
+        }
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`herald serve exited with ${code}`));
+      });
+    });
+    return { url, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
