@@ -22,13 +22,22 @@ export interface paths {
          * @description Creates one post that goes to every account in `accountIds`. Without
          *     `scheduledAt` the post is saved as a `draft`; with it, as `scheduled`.
          *
-         *     The request is checked in this order, before anything is written:
-         *     1. the body against this schema, plus the cross-field rules below (400 `Invalid request` with `details`);
-         *     2. each target against its platform's limits, with its own caption (its `captionOverride`,
+         *     The request is checked in this order, before anything is written; the first step that
+         *     fails gives the answer:
+         *     1. the body against this schema (400 `Invalid request` with `details`);
+         *     2. the cross-field rules below (400 `Invalid request` with `details`);
+         *     3. ownership of every account id, then of every media id: the first one that is not the
+         *        caller's is a 403 naming it (`Account not accessible: …`, then `Media not accessible: …`);
+         *     4. each target against its platform's limits, with its own caption (its `captionOverride`,
          *        else `caption`), fields and thread parts (400 naming the limit, no `details`; the limits
-         *        are published by `GET /api/v1/platforms`). Only the caller's own active accounts and
-         *        media take part, so a limit message never reveals anything about anyone else's;
-         *     3. ownership of every account and media id (403).
+         *        are published by `GET /api/v1/platforms`). Limits are judged only once every id of the
+         *        request is the caller's, so a limit message always describes the whole request and
+         *        never reveals anything about anyone else's accounts or media.
+         *
+         *     Text (`caption`, `firstComment`, `captionOverride`, thread parts, `fields` keys and string
+         *     values) must not contain U+0000 (NUL) or an unpaired UTF-16 surrogate: such text cannot be
+         *     stored as sent, so it is refused at step 1 with a `details` item at the field (code
+         *     `invalid_string`). An id holding such characters is simply not the caller's (step 3).
          *
          *     Cross-field rules: `accountIds` has no duplicates; every `accountOverrides[].accountId`
          *     and every `threadParts` key is one of `accountIds` (code `invalid_reference`), with at
@@ -290,7 +299,10 @@ export interface components {
              *     ]
              */
             accountIds: string[];
-            /** @description The default caption for every account without a `captionOverride`. */
+            /**
+             * @description The default caption for every account without a `captionOverride`. Like all text,
+             *     it must not contain U+0000 (NUL) or an unpaired UTF-16 surrogate.
+             */
             caption?: string;
             /** @description A comment posted right after publishing, where the platform has comments. */
             firstComment?: string;
@@ -311,12 +323,14 @@ export interface components {
         /**
          * @description Thread renditions by account id, used with `postType` `thread`. Each key must be one
          *     of `accountIds`. Chain-style platforms take several parts; LinkedIn-style and
-         *     Facebook-style platforms take one element carrying the full text. A null value means
-         *     no thread parts for that account.
+         *     Facebook-style platforms take one element carrying the full text. `null` instead of
+         *     the whole object clears the thread parts: no account has any, exactly as when
+         *     `threadParts` is left out. A `null` value for one account means that account has no
+         *     thread parts.
          */
         ThreadParts: {
             [key: string]: string[] | null;
-        };
+        } | null;
         /** @description Changes for one account of the post. */
         AccountOverride: {
             /** @description The account the override applies to; must be one of `accountIds`. */
@@ -332,13 +346,17 @@ export interface components {
          *     `ThreadsFields`, `BlueskyFields`, `TiktokFields`, `YoutubeFields`, `PinterestFields`,
          *     `MastodonFields` and `RedditFields`. They are checked with the platform limits (a 400
          *     naming the field, without `details`), since which schema applies depends on the account.
+         *
+         *     Whatever the platform, every value is a string, a boolean, an integer or an array of
+         *     strings, and keys and strings hold no U+0000 (NUL) or unpaired UTF-16 surrogate; a
+         *     value or key that breaks this is a 400 `Invalid request` with `details`.
          * @example {
          *       "title": "Launch video",
          *       "privacyStatus": "unlisted"
          *     }
          */
         PlatformFields: {
-            [key: string]: unknown;
+            [key: string]: string | boolean | number | string[];
         };
         /** @description A connected social account. */
         Account: {

@@ -1,3 +1,4 @@
+import { STORABLE_TEXT_PATTERN } from '../src/domain/text.js';
 import { isObject, listOperations, resolve, type JsonObject, type OperationEntry } from './spec-document.js';
 
 /**
@@ -16,6 +17,8 @@ import { isObject, listOperations, resolve, type JsonObject, type OperationEntry
  * a response type changed or widened (e.g. now null)    |   plain-string code such as `details[].code`
  * a response enum value removed                         |   (clients treat unknown values like the
  * a response status, media type or header removed      |   spec's `custom`); listed as a notice
+ *                                                       | the storable-text pattern (no NUL, no
+ *                                                       |   unpaired surrogate) on a request string
  * authentication newly required                         | descriptions, examples, summaries
  *
  * Request data (parameters, bodies) may only accept more; response data may only promise the same
@@ -255,7 +258,10 @@ function compareSchema(ctx: Context, oldRaw: unknown, newRaw: unknown, dir: Dire
   // Formats, patterns and limits.
   if (dir === 'request') {
     if (now.format !== undefined && now.format !== old.format) at(`format ${show(old.format ?? 'none')} changed to ${show(now.format)}`);
-    if (now.pattern !== undefined && now.pattern !== old.pattern) at(`pattern ${show(old.pattern ?? 'none')} changed to ${show(now.pattern)}`);
+    // The storable-text pattern refuses only text that never worked: NUL failed with a 500, and an
+    // unpaired surrogate was stored as U+FFFD rather than as sent. Stating it is a fix, not a narrowing.
+    const storableTextAdded = old.pattern === undefined && now.pattern === STORABLE_TEXT_PATTERN;
+    if (now.pattern !== undefined && now.pattern !== old.pattern && !storableTextAdded) at(`pattern ${show(old.pattern ?? 'none')} changed to ${show(now.pattern)}`);
     if (now.multipleOf !== undefined && now.multipleOf !== old.multipleOf) at(`multipleOf changed to ${show(now.multipleOf)}`);
     if (now.uniqueItems === true && old.uniqueItems !== true) at('items must now be unique');
     for (const k of UPPER_BOUNDS) {

@@ -10,6 +10,8 @@ import { SPEC_PATH } from '../src/contract/specification.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const RELEASED_SPEC_PATH = fileURLToPath(new URL('../openapi/released/v1.yaml', import.meta.url));
+/** Flagged changes from the released spec that were reviewed as compatible, each with its reason. */
+export const ACCEPTED_CHANGES_PATH = fileURLToPath(new URL('../openapi/released/v1-accepted-changes.yaml', import.meta.url));
 
 export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
@@ -34,6 +36,18 @@ export function loadSpec(path: string = SPEC_PATH): JsonObject {
   const doc: unknown = parse(readFileSync(path, 'utf8'));
   if (!isObject(doc)) throw new Error(`${path} is not an OpenAPI document`);
   return doc;
+}
+
+export interface AcceptedChange {
+  change: string;
+  reason: string;
+}
+
+export function loadAcceptedChanges(path: string = ACCEPTED_CHANGES_PATH): AcceptedChange[] {
+  const list: unknown = parse(readFileSync(path, 'utf8')) ?? [];
+  const valid = Array.isArray(list) && list.every((e) => isObject(e) && typeof e.change === 'string' && typeof e.reason === 'string');
+  if (!valid) throw new Error(`${path} must be a list of { change, reason } strings`);
+  return list as AcceptedChange[];
 }
 
 /** Every operation of the document, in document order. */

@@ -1,4 +1,4 @@
-import type { ColumnType, JSONColumnType } from 'kysely';
+import type { ColumnType } from 'kysely';
 
 /** Row types of the database, one interface per table (Kysely's convention). */
 
@@ -76,8 +76,9 @@ export interface PostTargetsTable {
   account_id: string;
   position: number;
   caption_override: string | null;
-  fields: JSONColumnType<Record<string, unknown> | null>;
-  thread_parts: JSONColumnType<string[] | null>;
+  /** jsonb, SQL NULL for none: read as parsed JSON, written as JSON text. */
+  fields: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  thread_parts: ColumnType<string[] | null, string | null, string | null>;
 }
 
 export interface PostMediaTable {

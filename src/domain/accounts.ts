@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
 import { disconnectAccount as setDisconnected, insertAccount, selectActiveAccountsForUser } from '../data/queries/accounts.js';
-import { organizationExists } from '../data/queries/organizations.js';
-import { userExists } from '../data/queries/users.js';
 import type { Database } from '../data/schema.js';
 import type { AccountList } from './api-types.js';
 import { DomainError } from './errors.js';
-import { newId } from './ids.js';
+import { isWellFormedId, newId } from './ids.js';
 import { isKnownPlatform, platformRules } from './platforms/index.js';
+import { requireStorableText } from './text.js';
+import { requireOrganization, requireUser } from './users.js';
 
 export async function listAccounts(db: Kysely<Database>, userId: string): Promise<AccountList> {
   const rows = await selectActiveAccountsForUser(db, userId);
@@ -28,10 +28,10 @@ export async function connectAccount(db: Kysely<Database>, input: ConnectAccount
     throw new DomainError('invalid_request', `Unknown platform: ${input.platform} (one of ${known})`);
   }
   if (input.username.trim() === '') throw new DomainError('invalid_request', 'Username must not be empty');
+  requireStorableText(input.username, 'Username');
+  if (input.displayName !== null) requireStorableText(input.displayName, 'Display name');
   const owner = input.owner;
-  if ('userId' in owner ? !(await userExists(db, owner.userId)) : !(await organizationExists(db, owner.orgId))) {
-    throw new DomainError('not_found', 'userId' in owner ? `User not found: ${owner.userId}` : `Organization not found: ${owner.orgId}`);
-  }
+  await ('userId' in owner ? requireUser(db, owner.userId) : requireOrganization(db, owner.orgId));
   const id = newId('acc');
   await insertAccount(db, {
     id,
@@ -45,7 +45,7 @@ export async function connectAccount(db: Kysely<Database>, input: ConnectAccount
 }
 
 export async function disconnectAccount(db: Kysely<Database>, id: string, now: Date): Promise<{ id: string; disconnectedAt: string }> {
-  const at = await setDisconnected(db, id, now);
+  const at = isWellFormedId('acc', id) ? await setDisconnected(db, id, now) : undefined;
   if (at === undefined) throw new DomainError('not_found', `Account not found: ${id}`);
   return { id, disconnectedAt: at.toISOString() };
 }

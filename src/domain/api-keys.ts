@@ -2,9 +2,9 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../data/schema.js';
 import { insertApiKey, revokeApiKey, selectApiKeyByHash } from '../data/queries/api-keys.js';
-import { userExists } from '../data/queries/users.js';
 import { DomainError } from './errors.js';
-import { newId } from './ids.js';
+import { isWellFormedId, newId } from './ids.js';
+import { requireUser } from './users.js';
 
 /** A recognisable prefix lets secret scanners and people spot a leaked Herald key. */
 export const API_KEY_PREFIX = 'hrld_';
@@ -54,7 +54,7 @@ export interface CreatedApiKey {
 }
 
 export async function createApiKey(db: Kysely<Database>, userId: string, expiresAt: Date | null): Promise<CreatedApiKey> {
-  if (!(await userExists(db, userId))) throw new DomainError('not_found', `User not found: ${userId}`);
+  await requireUser(db, userId);
   const id = newId('key');
   const key = generateApiKey();
   await insertApiKey(db, { id, user_id: userId, key_hash: hashApiKey(key), expires_at: expiresAt });
@@ -62,7 +62,7 @@ export async function createApiKey(db: Kysely<Database>, userId: string, expires
 }
 
 export async function revokeKey(db: Kysely<Database>, id: string, now: Date): Promise<{ id: string; revokedAt: string }> {
-  const revokedAt = await revokeApiKey(db, id, now);
+  const revokedAt = isWellFormedId('key', id) ? await revokeApiKey(db, id, now) : undefined;
   if (revokedAt === undefined) throw new DomainError('not_found', `API key not found: ${id}`);
   return { id, revokedAt: revokedAt.toISOString() };
 }

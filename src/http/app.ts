@@ -4,7 +4,7 @@ import openapiGlue from 'fastify-openapi-glue';
 import { loadSpecification, REFERENCE_HTML_PATH } from '../contract/specification.js';
 import type { OperationContext } from '../operations-kit/context.js';
 import { createSecurityHandlers } from './bearer-auth.js';
-import { installErrorHandlers } from './error-handler.js';
+import { answerFrameworkError, installErrorHandlers } from './error-handler.js';
 import { acceptJsonBodiesOnly } from './json-body.js';
 import { adjustGlueRoutes } from './route-options.js';
 import { createServiceHandlers } from './service-handlers.js';
@@ -23,6 +23,7 @@ export async function buildApp({ context, logger = false, referenceHtmlPath = RE
     logger,
     // Long path ids must still reach the operation (and be answered "Post not found"), not the router's 404.
     routerOptions: { maxParamLength: 65_536 },
+    frameworkErrors: answerFrameworkError,
   });
   app.setValidatorCompiler(createValidatorCompiler());
   acceptJsonBodiesOnly(app);

@@ -88,6 +88,16 @@ function partOf(req: FastifyRequest, context: FastifyError['validationContext'])
   }
 }
 
+/**
+ * Fastify's own failures before routing (Fastify's `frameworkErrors` option). A path parameter whose
+ * percent-encoding is not valid UTF-8 cannot name any resource, so it is answered like one that is
+ * not there, in the interface's error shape rather than Fastify's.
+ */
+export function answerFrameworkError(err: FastifyError, _req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (err.code === 'FST_ERR_BAD_URL') return send(reply, { status: 404, body: { error: 'Not found' } });
+  return send(reply, { status: 500, body: { error: 'Internal server error' } });
+}
+
 function send(reply: FastifyReply, { status, body }: Answer): FastifyReply {
   if (status === 401) reply.header('WWW-Authenticate', 'Bearer');
   if (status === 503) reply.header('Retry-After', String(RETRY_AFTER_SECONDS));

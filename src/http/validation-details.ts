@@ -1,5 +1,6 @@
 import type { ErrorObject } from 'ajv';
 import type { ErrorDetail } from '../domain/api-types.js';
+import { STORABLE_TEXT_PATTERN, unstorableTextDetail } from '../domain/text.js';
 
 /** Longer received values are cut, so a huge field is never echoed back whole. */
 const MAX_RECEIVED = 100;
@@ -12,16 +13,18 @@ export function toErrorDetails(errors: readonly ErrorObject[], root: unknown): E
   return errors.filter((e) => !isWrapperError(e)).map((e) => toDetail(e, root));
 }
 
-/** `if`/`anyOf` failures only repeat the errors of their branches. */
+/** `if`/`anyOf` failures only repeat the errors of their branches, `propertyNames` those of its key. */
 function isWrapperError(e: ErrorObject): boolean {
-  return e.keyword === 'if' || e.keyword === 'anyOf' || e.keyword === 'oneOf';
+  return e.keyword === 'if' || e.keyword === 'anyOf' || e.keyword === 'oneOf' || e.keyword === 'propertyNames';
 }
 
 function toDetail(e: ErrorObject, root: unknown): ErrorDetail {
-  const path = toPath(e.instancePath, root);
   const params = e.params as Record<string, unknown>;
+  // A failing key (propertyNames) is reported at the key itself, with the key as the value.
+  const key = e.propertyName;
+  const path = key === undefined ? toPath(e.instancePath, root) : [...toPath(e.instancePath, root), key];
   // Fastify hands a missing body to Ajv as null; the root of the request part tells them apart.
-  const value: unknown = e.instancePath === '' ? root : e.data;
+  const value: unknown = key !== undefined ? key : e.instancePath === '' ? root : e.data;
   switch (e.keyword) {
     case 'required': {
       const missing = String(params.missingProperty);
@@ -58,6 +61,7 @@ function toDetail(e: ErrorObject, root: unknown): ErrorDetail {
     case 'format':
       return { code: 'invalid_string', expected: String(params.format), received: show(value), path, message: message(e) };
     case 'pattern':
+      if (params.pattern === STORABLE_TEXT_PATTERN && typeof value === 'string') return unstorableTextDetail(value, path);
       return { code: 'invalid_string', expected: `match ${String(params.pattern)}`, received: show(value), path, message: message(e) };
     case 'uniqueItems': {
       // Ajv reports items i and j as equal; j is the later one, the duplicate.

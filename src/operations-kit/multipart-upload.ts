@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type {} from '@fastify/multipart';
 import type { ErrorDetail } from '../domain/api-types.js';
 import { DomainError, invalidRequest } from '../domain/errors.js';
+import { isStorableText, unstorableTextDetail } from '../domain/text.js';
 import type { MediaStorage, StagedFile } from '../storage/media-storage.js';
 
 export interface ReceivedUpload {
@@ -31,6 +32,7 @@ export async function receiveUpload(req: FastifyRequest, storage: MediaStorage, 
         if (length > ALT_TEXT_MAX || part.valueTruncated) {
           problems.push({ code: 'too_big', expected: `<=${ALT_TEXT_MAX}`, received: String(length), path: ['altText'], message: `must NOT have more than ${ALT_TEXT_MAX} characters` });
         }
+        if (!isStorableText(altText)) problems.push(unstorableTextDetail(altText, ['altText']));
       } else {
         if (part.type === 'file') part.file.resume();
         problems.push({ code: 'unrecognized_keys', expected: 'never', received: part.fieldname, path: [part.fieldname], message: `Unrecognized key: '${part.fieldname}'` });

@@ -112,6 +112,23 @@ describe('herald CLI', { timeout: 180_000 }, () => {
     }
   });
 
+  it('cannot be given NUL or an unpaired surrogate in an argument, so what it stores is storable text', async () => {
+    // An argument is a C string, which NUL would end: Node refuses to pass one at all.
+    await expect(herald(['org', 'create', '--name', 'a\u0000b'], env)).rejects.toThrow(/without null bytes/);
+    // Arguments travel as UTF-8 bytes, and an unpaired surrogate has none: it arrives as U+FFFD.
+    const user = json<{ id: string }>(await herald(['user', 'create'], env));
+    const { key } = json<{ key: string }>(await herald(['key', 'create', '--user', user.id], env));
+    json(await herald(['account', 'connect', '--platform', 'x', '--username', 'a\ud800b', '--display-name', '\udc00', '--user', user.id], env));
+    const server = await startTestServer(readEnvironment(env));
+    try {
+      await server.ready;
+      const res = await fetchChecked<{ data: { username: string; displayName: string | null }[] }>(server.url, 'GET', '/api/v1/accounts', { key });
+      expect(res.body.data.map(({ username, displayName }) => ({ username, displayName }))).toEqual([{ username: 'a\uFFFDb', displayName: '\uFFFD' }]);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('seeds a demo whose key and curl work against the server', async () => {
     const demo = json<{ userId: string; accounts: { platform: string }[]; media: unknown[]; key: string; curl: string }>(await herald(['demo'], env));
     expect(demo.accounts.map((a) => a.platform)).toEqual(['x', 'instagram', 'linkedin']);

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { compareSpecs } from '../../scripts/spec-compatibility.js';
-import { RELEASED_SPEC_PATH, REPO_ROOT, loadSpec, type JsonObject } from '../../scripts/spec-document.js';
+import { RELEASED_SPEC_PATH, REPO_ROOT, loadAcceptedChanges, loadSpec, type JsonObject } from '../../scripts/spec-document.js';
+import { STORABLE_TEXT_PATTERN } from '../../src/domain/text.js';
 import { repoBin, runBounded } from '../../scripts/spec-process.js';
 
 // The /api/v1 compatibility check (npm run spec:breaking), on modified in-memory copies of the
@@ -117,6 +118,21 @@ describe('the breaking-change check', () => {
     expect(report.added).toEqual(['GET /api/v1/posts/{id} (getPost)']);
   });
 
+  it('passes the storable-text pattern on a request string, but flags any other new pattern', () => {
+    const released = loadSpec(RELEASED_SPEC_PATH) as Spec;
+    const changed = structuredClone(released);
+    changed.components.schemas.AccountOverride!.properties.captionOverride!.pattern = STORABLE_TEXT_PATTERN;
+    changed.components.schemas.PostCreateInput!.properties.caption!.pattern = '^[a-z]*$';
+    expect(compareSpecs(released, changed).breaking).toEqual([
+      'POST /api/v1/posts (createPost) request body (application/json) caption: pattern "none" changed to "^[a-z]*$"',
+    ]);
+  });
+
+  it('has an accepted change only for what is still flagged between the released v1 and the spec', () => {
+    const flagged = compareSpecs(loadSpec(RELEASED_SPEC_PATH), base).breaking;
+    for (const { change } of loadAcceptedChanges()) expect(flagged).toContain(change);
+  });
+
   it('passes a new response enum value, and lists it as a notice', () => {
     const changed = structuredClone(base);
     changed.components.schemas.PostStatus!.enum?.push('failed');
@@ -137,11 +153,12 @@ describe('npm run spec:breaking', () => {
 
   const run = (...args: string[]) => runBounded(repoBin('tsx'), ['scripts/spec-breaking-changes.ts', ...args], { cwd: REPO_ROOT, timeoutMs: 60_000 });
 
-  it('finds the current spec compatible with the released v1', async () => {
+  it('finds the current spec compatible with the released v1, listing the accepted changes with their reasons', async () => {
     const result = await run();
     expect(result.stderr).not.toMatch(/breaking change/);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('No breaking changes from openapi/released/v1.yaml to openapi/openapi.yaml');
+    for (const { change, reason } of loadAcceptedChanges()) expect(result.stdout).toContain(`${change}\n    (${reason})`);
   });
 
   it('exits 1 and names each breaking change', async () => {

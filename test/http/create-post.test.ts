@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { disconnectAccount } from '../../src/domain/accounts.js';
 import { addMember, createOrganization } from '../../src/domain/users.js';
@@ -7,6 +8,16 @@ import { account, inOneHour, media, postCount, userWithKey } from '../support/fi
 import { stringMatching } from '../support/matchers.js';
 
 const api = useTestApi();
+
+/** Each target's thread_parts, and whether the column is SQL NULL (not a stored JSON null). */
+async function storedThreadParts(postId: string) {
+  return api.db
+    .selectFrom('post_targets')
+    .select(['account_id', 'thread_parts', sql<boolean>`thread_parts is null`.as('none')])
+    .where('post_id', '=', postId)
+    .orderBy('position')
+    .execute();
+}
 
 describe('POST /api/v1/posts: creating', () => {
   it('saves a draft when scheduledAt is omitted, with the defaults applied', async () => {
@@ -61,6 +72,35 @@ describe('POST /api/v1/posts: creating', () => {
     ]);
     const attached = await api.db.selectFrom('post_media').selectAll().where('post_id', '=', res.body.id).execute();
     expect(attached).toEqual([{ post_id: res.body.id, media_id: image, position: 0 }]);
+  });
+
+  it('takes threadParts null as no thread parts for any account, stored as SQL NULL', async () => {
+    const u = await userWithKey(api.db);
+    const x = await account(api.db, u.userId, 'x', 'ada');
+    const bluesky = await account(api.db, u.userId, 'bluesky', 'ada');
+    const res = await api.request<Schemas['PostCreateResult']>({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [x, bluesky], caption: 'Hi', threadParts: null } });
+    expect(res.status).toBe(201);
+    expect(await storedThreadParts(res.body.id)).toEqual([
+      { account_id: x, thread_parts: null, none: true },
+      { account_id: bluesky, thread_parts: null, none: true },
+    ]);
+  });
+
+  it('takes a null threadParts value as no thread parts for that account alone', async () => {
+    const u = await userWithKey(api.db);
+    const x = await account(api.db, u.userId, 'x', 'ada');
+    const bluesky = await account(api.db, u.userId, 'bluesky', 'ada');
+    const res = await api.request<Schemas['PostCreateResult']>({
+      method: 'POST',
+      url: '/api/v1/posts',
+      key: u.key,
+      body: { accountIds: [x, bluesky], postType: 'thread', threadParts: { [x]: null, [bluesky]: ['one', 'two'] } },
+    });
+    expect(res.status).toBe(201);
+    expect(await storedThreadParts(res.body.id)).toEqual([
+      { account_id: x, thread_parts: null, none: true },
+      { account_id: bluesky, thread_parts: ['one', 'two'], none: false },
+    ]);
   });
 
   it("lets a member post to an organization's account", async () => {
@@ -294,6 +334,57 @@ describe('POST /api/v1/posts: ownership is 403 and writes nothing', () => {
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ error: `Media not accessible: ${bobsImage}` });
     expect(await postCount(api.db, ada.userId)).toBe(0);
+  });
+
+  it("judges no platform limit while an id is not the caller's: a foreign media id with Instagram is 403, not a file count", async () => {
+    const ada = await userWithKey(api.db);
+    const bob = await userWithKey(api.db);
+    const ig = await account(api.db, ada.userId, 'instagram');
+    const bobsImage = await media(api.db, bob.userId);
+    for (const mediaIds of [[bobsImage], ['med_doesnotexist'], ['med_\u0000']]) {
+      const res = await api.request({ method: 'POST', url: '/api/v1/posts', key: ada.key, body: { accountIds: [ig], caption: 'hi', mediaIds } });
+      expect(res.status).toBe(403);
+      expect(res.body).toEqual({ error: `Media not accessible: ${mediaIds[0]}` });
+    }
+    expect(await postCount(api.db, ada.userId)).toBe(0);
+  });
+
+  it("answers 403 for a foreign account alongside a caption too long for X, and for foreign media alongside it", async () => {
+    const ada = await userWithKey(api.db);
+    const bob = await userWithKey(api.db);
+    const x = await account(api.db, ada.userId, 'x');
+    const theirs = await account(api.db, bob.userId, 'x');
+    const bobsImage = await media(api.db, bob.userId);
+    const tooLong = 'a'.repeat(281);
+    const foreignAccount = await api.request({ method: 'POST', url: '/api/v1/posts', key: ada.key, body: { accountIds: [x, theirs], caption: tooLong } });
+    expect(foreignAccount.status).toBe(403);
+    expect(foreignAccount.body).toEqual({ error: `Account not accessible: ${theirs}` });
+    const foreignMedia = await api.request({ method: 'POST', url: '/api/v1/posts', key: ada.key, body: { accountIds: [x], caption: tooLong, mediaIds: [bobsImage] } });
+    expect(foreignMedia.status).toBe(403);
+    expect(foreignMedia.body).toEqual({ error: `Media not accessible: ${bobsImage}` });
+    expect(await postCount(api.db, ada.userId)).toBe(0);
+  });
+
+  it('names the first foreign account before any foreign media', async () => {
+    const ada = await userWithKey(api.db);
+    const bob = await userWithKey(api.db);
+    const mine = await account(api.db, ada.userId);
+    const first = await account(api.db, bob.userId);
+    const second = await account(api.db, bob.userId);
+    const bobsImage = await media(api.db, bob.userId);
+    const res = await api.request({ method: 'POST', url: '/api/v1/posts', key: ada.key, body: { accountIds: [mine, first, second], caption: 'hi', mediaIds: [bobsImage] } });
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({ error: `Account not accessible: ${first}` });
+    expect(await postCount(api.db, ada.userId)).toBe(0);
+  });
+
+  it('judges the limits once every id is the caller\'s', async () => {
+    const u = await userWithKey(api.db);
+    const x = await account(api.db, u.userId, 'x');
+    const res = await api.request({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [x], caption: 'a'.repeat(281) } });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: `X caption allows at most 280 characters; got 281 (account ${x})` });
+    expect(await postCount(api.db, u.userId)).toBe(0);
   });
 
   it('checks the schema before ownership: a bad body with a foreign account is 400', async () => {

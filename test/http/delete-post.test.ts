@@ -53,11 +53,26 @@ describe('DELETE /api/v1/posts/{id}', () => {
     const u = await userWithKey(api.db);
     const id = await create(u.key, await account(api.db, u.userId));
     await api.request({ method: 'DELETE', url: `/api/v1/posts/${id}`, key: u.key });
-    const ids = [id, 'post_00000000000000000000000000', 'nope', '%27%3B%20drop%20table%20posts%3B--', 'x'.repeat(20_000), encodeURIComponent('ü/../')];
+    const live = await create(u.key, await account(api.db, u.userId));
+    const ids = [id, 'post_00000000000000000000000000', 'nope', '%27%3B%20drop%20table%20posts%3B--', 'x'.repeat(20_000), encodeURIComponent('ü/../'), '%00', `${live}%00`];
     for (const bad of ids) {
       const res = await api.request({ method: 'DELETE', url: `/api/v1/posts/${bad}`, key: u.key });
       expect(res.status, bad.slice(0, 40)).toBe(404);
       expect(res.body).toEqual({ error: 'Post not found' });
     }
+    expect(await exists(live)).toBe(true);
+  });
+
+  it('answers 404 in the error shape for a path whose percent-encoding is not UTF-8, and deletes nothing', async () => {
+    const u = await userWithKey(api.db);
+    const live = await create(u.key, await account(api.db, u.userId));
+    for (const bad of ['%ED%A0%80', `${live}%ED%A0%80`, '%FF', `${live}%C3`]) {
+      for (const path of [`/api/v1/posts/${bad}`, `/api/v1/media/${bad}`]) {
+        const res = await api.request({ method: 'DELETE', url: path, key: u.key });
+        expect(res.status, path).toBe(404);
+        expect(res.body).toEqual({ error: 'Not found' });
+      }
+    }
+    expect(await exists(live)).toBe(true);
   });
 });

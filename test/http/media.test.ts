@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestApi, type ApiResponse, type Schemas } from '../support/api.js';
+import { unstorableTextDetail } from '../support/details.js';
 import { account, inOneHour, userWithKey } from '../support/fixtures.js';
 import { stringMatching } from '../support/matchers.js';
 import { makeMediaFiles, multipartBody, type MediaFiles } from '../support/media-files.js';
@@ -86,6 +87,36 @@ describe('POST /api/v1/media', () => {
     expect(res.body).toEqual({ error: `File too large: the limit is ${api.media.maxUploadBytes} bytes` });
     expect(api.media.storedFiles()).toHaveLength(before);
     expect(await mediaCount(u.userId)).toBe(0);
+  });
+
+  it('refuses alt text holding NUL with a detail at altText, keeping nothing', async () => {
+    const u = await userWithKey(api.db);
+    const before = api.media.storedFiles().length;
+    const res = await upload(u.key, [
+      { name: 'altText', value: 'A red\u0000 square' },
+      { name: 'file', value: files.png64, filename: 'a.png' },
+    ]);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: 'Invalid request', details: [unstorableTextDetail('U+0000 at index 5', ['altText'])] });
+    expect(api.media.storedFiles()).toHaveLength(before);
+    expect(await mediaCount(u.userId)).toBe(0);
+  });
+
+  it('keeps alt text with an emoji as sent; a form cannot carry a lone surrogate, whose bytes decode to U+FFFD', async () => {
+    const u = await userWithKey(api.db);
+    const emoji = await upload(u.key, [
+      { name: 'altText', value: 'A red square \u{1F7E5}' },
+      { name: 'file', value: files.png64, filename: 'a.png' },
+    ]);
+    expect(emoji.status).toBe(201);
+    expect(emoji.body.altText).toBe('A red square \u{1F7E5}');
+    // A form carries UTF-8, which has no encoding for a surrogate: ED A0 80 (what U+D800 would be) is invalid.
+    const lone = await upload(u.key, [
+      { name: 'altText', value: Buffer.from([0x61, 0xed, 0xa0, 0x80, 0x62]) },
+      { name: 'file', value: files.png64, filename: 'a.png' },
+    ]);
+    expect(lone.status).toBe(201);
+    expect(lone.body.altText).toMatch(/^a\uFFFD+b$/);
   });
 
   it('validates the form: the file is required, unknown parts and over-long alt text are refused', async () => {
@@ -215,7 +246,7 @@ describe('GET /api/v1/media and DELETE /api/v1/media/{id}', () => {
     const ada = await userWithKey(api.db);
     const bob = await userWithKey(api.db);
     const bobs = (await upload(bob.key, [{ name: 'file', value: files.png64, filename: 'a.png' }])).body;
-    for (const id of [bobs.id, 'med_00000000000000000000000000', '..%2F..%2Fetc%2Fpasswd', 'x'.repeat(5000)]) {
+    for (const id of [bobs.id, 'med_00000000000000000000000000', '..%2F..%2Fetc%2Fpasswd', 'x'.repeat(5000), '%00', `${bobs.id}%00`]) {
       const res = await api.request({ method: 'DELETE', url: `/api/v1/media/${id}`, key: ada.key });
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ error: 'Media not found' });

@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { Insertable, Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, MediaAssetsTable } from '../schema.js';
 
 export type MediaRow = Selectable<MediaAssetsTable>;
@@ -7,9 +7,13 @@ export async function insertMediaAsset(db: Kysely<Database>, media: Insertable<M
   return db.insertInto('media_assets').values(media).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function selectMediaOwnedBy(db: Kysely<Database>, userId: string, ids: readonly string[]): Promise<MediaRow[]> {
+/**
+ * The user's media among these ids, each row locked against deletion until the transaction ends
+ * (FOR KEY SHARE, the lock the post_media foreign key takes; it waits for deleteMedia's FOR UPDATE).
+ */
+export async function selectMediaOwnedByForKeyShare(trx: Transaction<Database>, userId: string, ids: readonly string[]): Promise<MediaRow[]> {
   if (ids.length === 0) return [];
-  return db.selectFrom('media_assets').selectAll().where('owner_user_id', '=', userId).where('id', 'in', ids).execute();
+  return trx.selectFrom('media_assets').selectAll().where('owner_user_id', '=', userId).where('id', 'in', ids).forKeyShare().execute();
 }
 
 /** One page of the user's media, newest first (matches media_assets_owner_created_at_id_idx). */

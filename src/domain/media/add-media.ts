@@ -1,13 +1,13 @@
 import { createReadStream } from 'node:fs';
 import type { Kysely } from 'kysely';
 import { insertMediaAsset } from '../../data/queries/media.js';
-import { userExists } from '../../data/queries/users.js';
 import type { Database } from '../../data/schema.js';
 import type { MediaProbe } from '../../probe/media-probe.js';
 import type { MediaStorage } from '../../storage/media-storage.js';
 import { DomainError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { MediaFacts } from '../platforms/index.js';
+import { requireUser } from '../users.js';
 import { storeMediaFile } from './store-media-file.js';
 
 /** A media asset's facts as an operator states them (the id is made here). */
@@ -47,8 +47,4 @@ export async function addMediaFromFile(
   const staged = await storage.stage(createReadStream(path));
   const row = await storeMediaFile(db, storage, probe, userId, staged, null);
   return { id: row.id };
-}
-
-async function requireUser(db: Kysely<Database>, userId: string): Promise<void> {
-  if (!(await userExists(db, userId))) throw new DomainError('not_found', `User not found: ${userId}`);
 }

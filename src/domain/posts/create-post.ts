@@ -1,90 +1,98 @@
 import type { Kysely } from 'kysely';
 import { selectActiveAccountsForUser, type AccountRow } from '../../data/queries/accounts.js';
-import { selectMediaOwnedBy, type MediaRow } from '../../data/queries/media.js';
+import { selectMediaOwnedByForKeyShare, type MediaRow } from '../../data/queries/media.js';
 import { insertPostWithTargets } from '../../data/queries/posts.js';
 import type { Database } from '../../data/schema.js';
-import type { PostCreateInput, PostCreateResult } from '../api-types.js';
+import type { PostCreateInput, PostCreateResult, PostType } from '../api-types.js';
 import { DomainError, invalidRequest } from '../errors.js';
-import { newId } from '../ids.js';
+import { isWellFormedId, newId } from '../ids.js';
 import { toMediaFacts } from '../media/media-view.js';
 import { findPlatformViolation, type MediaFacts, type TargetToCheck } from '../platforms/index.js';
 import { findInputProblems } from './input-rules.js';
 
+/** A create request as the validator hands it on: the schema's defaults are already filled in. */
+export type ValidatedPostCreateInput = PostCreateInput & { postType: PostType };
+
 /**
- * Creates a post in the interface's order of checks: the input (400 with details), platform limits
- * (400), ownership (403); only then is anything written, in one transaction.
+ * Creates a post in the interface's order of checks: the input (400 with details), ownership of
+ * every account and media id (403), platform limits (400); then writes it. The reads, the checks
+ * and the write are one transaction, and the media rows stay locked against deletion until the
+ * post holds them.
  */
-export async function createPost(db: Kysely<Database>, userId: string, input: PostCreateInput, now: Date): Promise<PostCreateResult> {
+export async function createPost(db: Kysely<Database>, userId: string, input: ValidatedPostCreateInput, now: Date): Promise<PostCreateResult> {
   const problems = findInputProblems(input, now);
   if (problems.length > 0) throw invalidRequest(problems);
-
   const mediaIds = input.mediaIds ?? [];
-  const accounts = await selectActiveAccountsForUser(db, userId, input.accountIds);
-  const media = await selectMediaOwnedBy(db, userId, mediaIds);
 
-  // Only the caller's own accounts and media take part, so a limit message reveals nothing about anyone else's.
-  const violation = findPlatformViolation(targetsToCheck(input, accounts, media));
-  if (violation !== null) throw new DomainError('platform_limit', violation);
+  return db.transaction().execute(async (trx) => {
+    // A malformed id (one holding NUL, say) cannot exist, so it is not looked up: it is simply not the caller's.
+    const accounts = await selectActiveAccountsForUser(trx, userId, input.accountIds.filter((id) => isWellFormedId('acc', id)));
+    const media = await selectMediaOwnedByForKeyShare(trx, userId, mediaIds.filter((id) => isWellFormedId('med', id)));
 
-  const accountIdsFound = new Set(accounts.map((a) => a.id));
-  const foreignAccount = input.accountIds.find((id) => !accountIdsFound.has(id));
-  if (foreignAccount !== undefined) throw new DomainError('forbidden', `Account not accessible: ${foreignAccount}`);
-  const mediaIdsFound = new Set(media.map((m) => m.id));
-  const foreignMedia = mediaIds.find((id) => !mediaIdsFound.has(id));
-  if (foreignMedia !== undefined) throw new DomainError('forbidden', `Media not accessible: ${foreignMedia}`);
+    const accountsFound = new Set(accounts.map((a) => a.id));
+    const foreignAccount = input.accountIds.find((id) => !accountsFound.has(id));
+    if (foreignAccount !== undefined) throw new DomainError('forbidden', `Account not accessible: ${foreignAccount}`);
+    const mediaFound = new Set(media.map((m) => m.id));
+    const foreignMedia = mediaIds.find((id) => !mediaFound.has(id));
+    if (foreignMedia !== undefined) throw new DomainError('forbidden', `Media not accessible: ${foreignMedia}`);
 
-  const postId = newId('post');
-  const status = input.scheduledAt === undefined ? 'draft' : 'scheduled';
-  const overrides = new Map((input.accountOverrides ?? []).map((o) => [o.accountId, o]));
-  await insertPostWithTargets(db, {
-    post: {
-      id: postId,
-      user_id: userId,
-      caption: input.caption ?? null,
-      first_comment: input.firstComment ?? null,
-      post_type: input.postType ?? 'post',
-      status,
-      scheduled_at: input.scheduledAt === undefined ? null : new Date(input.scheduledAt),
-    },
-    targets: input.accountIds.map((accountId, position) => {
-      const override = overrides.get(accountId);
-      return {
-        post_id: postId,
-        account_id: accountId,
-        position,
-        caption_override: override?.captionOverride ?? null,
-        fields: JSON.stringify(override?.fields ?? null),
-        thread_parts: JSON.stringify(input.threadParts?.[accountId] ?? null),
-      };
-    }),
-    media: mediaIds.map((mediaId, position) => ({ post_id: postId, media_id: mediaId, position })),
+    // Every id is the caller's by now, so the limits are judged on the whole request.
+    const violation = findPlatformViolation(targetsToCheck(input, accounts, media));
+    if (violation !== null) throw new DomainError('platform_limit', violation);
+
+    const postId = newId('post');
+    const status = input.scheduledAt === undefined ? 'draft' : 'scheduled';
+    const overrides = new Map((input.accountOverrides ?? []).map((o) => [o.accountId, o]));
+    await insertPostWithTargets(trx, {
+      post: {
+        id: postId,
+        user_id: userId,
+        caption: input.caption ?? null,
+        first_comment: input.firstComment ?? null,
+        post_type: input.postType,
+        status,
+        scheduled_at: input.scheduledAt === undefined ? null : new Date(input.scheduledAt),
+      },
+      targets: input.accountIds.map((accountId, position) => {
+        const override = overrides.get(accountId);
+        return {
+          post_id: postId,
+          account_id: accountId,
+          position,
+          caption_override: override?.captionOverride ?? null,
+          fields: override?.fields ?? null,
+          thread_parts: input.threadParts?.[accountId] ?? null,
+        };
+      }),
+      media: mediaIds.map((mediaId, position) => ({ post_id: postId, media_id: mediaId, position })),
+    });
+    return { id: postId, status };
   });
-  return { id: postId, status };
 }
 
-function targetsToCheck(input: PostCreateInput, accounts: AccountRow[], media: MediaRow[]): TargetToCheck[] {
-  const byId = new Map(accounts.map((a) => [a.id, a]));
+/** One target per account, with the media in request order; every id has been found. */
+function targetsToCheck(input: ValidatedPostCreateInput, accounts: AccountRow[], media: MediaRow[]): TargetToCheck[] {
+  const accountById = new Map(accounts.map((a) => [a.id, a]));
   const mediaById = new Map(media.map((m) => [m.id, m]));
-  const facts: MediaFacts[] = (input.mediaIds ?? []).flatMap((id) => {
-    const row = mediaById.get(id);
-    return row ? [toMediaFacts(row)] : [];
-  });
+  const facts: MediaFacts[] = (input.mediaIds ?? []).map((id) => toMediaFacts(found(mediaById, id)));
   const overrides = new Map((input.accountOverrides ?? []).map((o) => [o.accountId, o]));
-  return input.accountIds.flatMap((accountId) => {
-    const account = byId.get(accountId);
-    if (!account) return [];
+  return input.accountIds.map((accountId) => {
     const override = overrides.get(accountId);
-    return [
-      {
-        accountId,
-        platform: account.platform,
-        postType: input.postType ?? 'post',
-        caption: override?.captionOverride ?? input.caption ?? null,
-        firstComment: input.firstComment ?? null,
-        media: facts,
-        threadParts: input.threadParts?.[accountId] ?? null,
-        fields: override?.fields ?? null,
-      },
-    ];
+    return {
+      accountId,
+      platform: found(accountById, accountId).platform,
+      postType: input.postType,
+      caption: override?.captionOverride ?? input.caption ?? null,
+      firstComment: input.firstComment ?? null,
+      media: facts,
+      threadParts: input.threadParts?.[accountId] ?? null,
+      fields: override?.fields ?? null,
+    };
   });
+}
+
+function found<T>(rows: ReadonlyMap<string, T>, id: string): T {
+  const row = rows.get(id);
+  if (row === undefined) throw new Error(`${id} was checked as found but is missing`);
+  return row;
 }
