@@ -93,9 +93,9 @@ function partOf(req: FastifyRequest, context: FastifyError['validationContext'])
  * percent-encoding is not valid UTF-8 cannot name any resource, so it is answered like one that is
  * not there, in the interface's error shape rather than Fastify's.
  */
-export function answerFrameworkError(err: FastifyError, _req: FastifyRequest, reply: FastifyReply): FastifyReply {
-  if (err.code === 'FST_ERR_BAD_URL') return send(reply, { status: 404, body: { error: 'Not found' } });
-  return send(reply, { status: 500, body: { error: 'Internal server error' } });
+export function answerFrameworkError(err: FastifyError, _req: FastifyRequest, reply: FastifyReply): void {
+  const answer: Answer = err.code === 'FST_ERR_BAD_URL' ? { status: 404, body: { error: 'Not found' } } : { status: 500, body: { error: 'Internal server error' } };
+  void send(reply, answer);
 }
 
 function send(reply: FastifyReply, { status, body }: Answer): FastifyReply {
