@@ -33,7 +33,7 @@ const EXTERNAL = ['@electric-sql/pglite', 'fastify-openapi-glue', 'pg-native'];
 
 /**
  * A source module's `import.meta.url` becomes the URL it would have under dist/ with the folders of
- * src/ kept (dist/http/specification.js for src/http/specification.ts), so paths resolved relative to
+ * src/ kept (dist/contract/specification.js for src/contract/specification.ts), so paths resolved relative to
  * a module (the spec, the HTML reference) reach the same files as from the sources, in whichever
  * chunk the module ends up.
  */
