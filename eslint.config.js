@@ -8,7 +8,13 @@ import tseslint from 'typescript-eslint';
  * fine); anything not allowed here is an error. Packages are not covered by this table: the
  * Fastify ban for domain and data is the no-restricted-imports rule below.
  */
-const LAYERS = ['http', 'operations', 'operations-kit', 'contract', 'domain', 'data', 'storage', 'probe', 'config', 'cli'];
+const LAYERS = [
+  'http', 'worker', 'operations', 'operations-kit', 'contract', 'domain', 'data',
+  'storage', 'probe', 'queue', 'publishers', 'net', 'secrets', 'config', 'cli',
+];
+
+// Adapters to the outside world: beside data, injected into the domain, which knows only their interfaces.
+const ADAPTERS = ['storage', 'probe', 'queue', 'publishers', 'secrets'];
 
 const may = (from, to, { typesOnly = false } = {}) => ({
   from: { type: from },
@@ -16,19 +22,23 @@ const may = (from, to, { typesOnly = false } = {}) => ({
 });
 
 const layerRules = [
-  may('http', ['operations', 'operations-kit', 'contract', 'domain', 'data', 'storage', 'probe', 'config', 'generated']),
+  may('http', ['operations', 'operations-kit', 'contract', 'domain', 'data', ...ADAPTERS, 'net', 'config', 'generated']),
+  // The worker is the queue's front door, as http is the API's: it wires adapters into the domain.
+  may('worker', ['domain', 'data', ...ADAPTERS, 'net', 'config']),
   may('operations', ['operations-kit', 'contract', 'domain', 'generated']),
   // Operations hand the storage on to the domain; they never call it.
   may('operations', 'storage', { typesOnly: true }),
   may('operations-kit', ['contract', 'domain', 'storage', 'generated']),
   // The context names the types of what it carries (the database handle, the probe), nothing more.
-  may('operations-kit', ['data', 'probe'], { typesOnly: true }),
+  may('operations-kit', ['data', 'probe', 'queue', 'publishers', 'secrets'], { typesOnly: true }),
   may('contract', 'generated'),
   may('domain', ['data', 'generated']),
-  // Storage and probe are injected: the domain knows their interfaces, never an implementation.
-  may('domain', ['storage', 'probe'], { typesOnly: true }),
+  may('domain', ADAPTERS, { typesOnly: true }),
   may('data', 'generated'),
-  may('cli', ['http', 'domain', 'data', 'storage', 'probe', 'config']),
+  // The sandbox publisher's platform is Herald's own outbox table.
+  may('publishers', ['data', 'net']),
+  may('queue', 'data', { typesOnly: true }),
+  may('cli', ['http', 'worker', 'domain', 'data', ...ADAPTERS, 'net', 'config']),
 ];
 
 export default defineConfig(

@@ -1,0 +1,127 @@
+import type { Readable } from 'node:stream';
+
+/**
+ * What a platform client does for the publishing road. The domain decides when and what to
+ * publish and records every outcome; a publisher only talks to its platform. Each publisher is
+ * constructed with the fetch it must use (the SSRF guard's) and knows nothing of the database,
+ * except the sandbox, whose "platform" is Herald's own outbox table.
+ */
+export interface Publisher<C = unknown> {
+  /** Verifies credentials with the platform (one call) and says who the account is. */
+  connect(input: ConnectInput): Promise<ConnectedAccount<C>>;
+  /** Chosen once per part before its first call, stored, and reused on every retry. */
+  newPartMaterial(now: Date): PartMaterial;
+  /**
+   * Publishes the parts not yet published, in order (part N+1 replies to part N, the first
+   * part is the thread's root). Never throws: every failure is an outcome.
+   */
+  publish(request: PublishRequest<C>, hooks: PublishHooks<C>): Promise<PublishOutcome>;
+}
+
+/** The credentials a client sent to connectAccount, already checked against the spec's schema. */
+export type ConnectInput = Record<string, string>;
+
+export interface ConnectedAccount<C> {
+  /** The platform's own id for the account (a Bluesky DID, a Mastodon account id). */
+  platformUserId: string;
+  username: string;
+  displayName: string | null;
+  /** What is stored (encrypted) to publish later: never the app password, only tokens. */
+  credentials: C;
+}
+
+/** Why a connect failed: the platform refused the credentials (400), or could not be reached (502). */
+export class ConnectError extends Error {
+  constructor(
+    readonly reason: 'invalid_credentials' | 'unreachable',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ConnectError';
+  }
+}
+
+export interface PartMaterial {
+  /** Bluesky: the record key (a TID). Mastodon: the Idempotency-Key. Sandbox: the outbox key. */
+  key: string;
+  /** ISO 8601; Bluesky's record createdAt, so a retried record is byte-identical. */
+  createdAt: string;
+}
+
+export interface PublishedPart {
+  /** The platform's id for the post (a Bluesky at:// URI, a Mastodon status id). */
+  platformPostId: string;
+  /** Where a person sees it; null when the platform has no web page for it. */
+  url: string | null;
+  /** Bluesky's record CID (replies need a strong ref); null elsewhere. */
+  cid: string | null;
+}
+
+export interface MediaToPublish {
+  id: string;
+  kind: 'image' | 'video';
+  mime: string;
+  bytes: number;
+  width: number | null;
+  height: number | null;
+  durationMs: number | null;
+  altText: string | null;
+  /** The file's bytes from media storage. */
+  open(): Promise<Readable>;
+}
+
+export interface PartToPublish {
+  index: number;
+  text: string;
+  /** The post's media, on the first part only. */
+  media: MediaToPublish[];
+  material: PartMaterial;
+  /** Set when an earlier attempt already published this part: skip it, use it as a reply parent. */
+  published: PublishedPart | null;
+}
+
+export interface PublishAccount {
+  id: string;
+  platform: string;
+  username: string;
+  platformUserId: string | null;
+}
+
+export interface PublishRequest<C> {
+  account: PublishAccount;
+  credentials: C;
+  parts: PartToPublish[];
+  /** When the first attempt of this target began (Mastodon keeps an Idempotency-Key one hour). */
+  firstAttemptAt: Date;
+  /** True when an earlier attempt may have reached the platform without its result being stored. */
+  inDoubt: boolean;
+  now: Date;
+}
+
+export interface PublishHooks<C> {
+  /** Stores refreshed credentials at once (compare-and-set on the account); never throws. */
+  credentialsRefreshed(next: C): Promise<void>;
+  /** Records a part as published so that a later attempt skips it; best effort, never throws. */
+  partPublished(index: number, part: PublishedPart): Promise<void>;
+}
+
+export type ErrorCategory = 'auth_expired' | 'user_content' | 'media_error' | 'rate_limited' | 'platform_error' | 'system_error';
+
+export type PublishOutcome =
+  | { kind: 'published'; parts: PublishedPart[] }
+  | {
+      kind: 'failed';
+      category: ErrorCategory;
+      /** The platform's own message where it gave one, fit to show a person. No tokens, no URLs with secrets. */
+      message: string;
+      /** A transient failure (network, 5xx, 429): the domain retries it with backoff. */
+      retryable: boolean;
+      /** The earliest time to try again (a 429's reset header); null to use the backoff. */
+      retryAfter: Date | null;
+      /** The request may have reached the platform (a timeout, a 5xx): the next attempt is in doubt. */
+      mayHaveCommitted: boolean;
+      /** The platform refused the stored credentials for good: the account needs a reconnect. */
+      credentialsRevoked: boolean;
+    }
+  /** The outcome cannot be known and retrying could post twice: a person decides. */
+  | { kind: 'unknown'; message: string };
