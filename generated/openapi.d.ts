@@ -13,7 +13,8 @@ export interface paths {
         };
         /**
          * List posts
-         * @description The caller's own posts, newest first, a page at a time.
+         * @description The caller's own posts, newest first, a page at a time; with `status`, only the posts in
+         *     that state (for example `?status=failed` to find what needs attention).
          */
         get: operations["listPosts"];
         put?: never;
@@ -59,17 +60,85 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Get a post with its targets
+         * @description One of the caller's posts with every target: the account, what is published there (the
+         *     resolved caption, fields and thread parts), the target's state, and where it went
+         *     (`platformPostId`, `url`, `publishedAt`) or why it did not (`error`). Poll this, or list
+         *     with `?status=`, to follow a post through publishing.
+         */
+        get: operations["getPost"];
         put?: never;
         post?: never;
         /**
          * Delete a post
-         * @description Removes a draft or scheduled post from Herald. It does not remove anything from a
-         *     social platform. Published posts cannot be deleted. An id that is malformed, unknown
+         * @description Removes a post from Herald: a draft, a scheduled post (its publication is cancelled), or
+         *     a post that failed on every account. It does not remove anything from a social platform.
+         *     A post published to any account (`published` or `partial`) cannot be deleted, nor can a
+         *     post while it is `publishing`. An id that is malformed, unknown
          *     or not the caller's is answered `404 Post not found`, so ids of other users' posts
          *     cannot be probed.
          */
         delete: operations["deletePost"];
+        options?: never;
+        head?: never;
+        /**
+         * Edit a draft or scheduled post
+         * @description Changes a `draft` or `scheduled` post. The body holds the fields to change; a field left
+         *     out keeps its value, and `accountIds`, `mediaIds`, `accountOverrides` and `threadParts`
+         *     are replaced whole when given. The post as it would be after the change is checked
+         *     exactly like `createPost` (schema, cross-field rules, ownership, platform limits), in the
+         *     same order; a failing check answers as `createPost` would and changes nothing.
+         *
+         *     `scheduledAt` set to a time schedules the post (or moves it); `null` makes it a draft
+         *     again and cancels its publication. A post that is publishing, has been published to any
+         *     account, or has failed cannot be edited (400); a failed post is retried with
+         *     `retryPost`, or deleted and created anew.
+         */
+        patch: operations["updatePost"];
+        trace?: never;
+    };
+    "/api/v1/posts/{id}/publish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish a post now
+         * @description Publishes a `draft` or `scheduled` post now instead of at its `scheduledAt`: its
+         *     `scheduledAt` becomes the current time and its status `publishing`. The answer comes at
+         *     once (202); follow the outcome with `getPost`. No request body.
+         */
+        post: operations["publishPost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/posts/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry the failed targets of a post
+         * @description Publishes again only the targets that `failed` (including those waiting for an automatic
+         *     retry, which then run now). Targets whose outcome is `unknown` may already be on their
+         *     platform, so they are retried only when `includeUnknown=true` says a person has checked
+         *     and decided. Published targets are never touched. Each retried target gets a fresh budget
+         *     of automatic retries. No request body; the answer comes at once (202).
+         */
+        post: operations["retryPost"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -90,8 +159,51 @@ export interface paths {
          */
         get: operations["listAccounts"];
         put?: never;
-        post?: never;
+        /**
+         * Connect an account
+         * @description Connects a social account for the caller.
+         *
+         *     - **Live** (Bluesky and Mastodon): send `credentials`. Herald checks them with the
+         *       platform at once (Bluesky: one `createSession` with the app password; Mastodon:
+         *       `GET /api/v1/accounts/verify_credentials`) and takes the username and display name
+         *       from the platform. Herald keeps only what it needs to publish, encrypted at rest
+         *       (Bluesky: the session tokens, never the app password; Mastodon: the access token);
+         *       credentials are never returned or logged.
+         *     - **Sandbox** (any of the 11 platforms): leave `credentials` out and give a `username`.
+         *       A sandbox account publishes into Herald's own outbox, with a platform post id and a
+         *       URL under `sandbox.herald.invalid`, so the whole road can be tried with no network.
+         *
+         *     The service URL (`service`, `instance`) must be `https` and resolve to public
+         *     addresses, unless the server runs with `HERALD_ALLOW_PRIVATE_NETWORK=true` (for an
+         *     instance on your own network).
+         */
+        post: operations["connectAccount"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/accounts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Disconnect an account
+         * @description Disconnects one of the caller's accounts (their own, or an organization's they are a
+         *     member of): it leaves the account list, its stored credentials are erased, and it can no
+         *     longer be targeted. Nothing is removed from the platform. A target of this account that
+         *     has not yet been published fails with category `auth_expired`; a publication already
+         *     under way finishes and is recorded. An id that is malformed, unknown, disconnected or not
+         *     the caller's is `404 Account not found`.
+         */
+        delete: operations["disconnectAccount"];
         options?: never;
         head?: never;
         patch?: never;
@@ -249,10 +361,13 @@ export interface components {
          */
         PostType: "post" | "carousel" | "reel" | "story" | "short" | "thread";
         /**
-         * @description `draft` (no schedule), `scheduled` (waiting for `scheduledAt`) or `published`.
+         * @description `draft` (no schedule), `scheduled` (waiting for `scheduledAt`), `publishing` (due, and
+         *     at least one target is not yet settled, including a target waiting for an automatic
+         *     retry), `published` (every target published), `partial` (some targets published, the
+         *     others failed or unknown) or `failed` (no target published). New values may be added.
          * @enum {string}
          */
-        PostStatus: "draft" | "scheduled" | "published";
+        PostStatus: "draft" | "scheduled" | "publishing" | "published" | "partial" | "failed";
         /** @description A post as listed. */
         Post: {
             /**
@@ -358,6 +473,177 @@ export interface components {
         PlatformFields: {
             [key: string]: string | boolean | number | string[];
         };
+        /**
+         * @description Where one target (one account of a post) stands: `pending` (waiting for its time),
+         *     `publishing` (a worker is calling the platform), `published`, `failed` (see `error`; it
+         *     may be waiting for an automatic retry), or `unknown` (the platform may or may not have
+         *     published it and Herald cannot tell: it is never reposted blindly; check the account
+         *     and retry with `includeUnknown=true` if it is not there).
+         * @enum {string}
+         */
+        TargetStatus: "pending" | "publishing" | "published" | "failed" | "unknown";
+        /**
+         * @description Who must act on a failure. `auth_expired`: reconnect the account (or it was
+         *     disconnected). `user_content`: the platform refused the text or fields; change the post.
+         *     `media_error`: the platform refused or could not process a media file. `rate_limited`:
+         *     the platform asked Herald to slow down; retried after its reset time. `platform_error`:
+         *     the platform failed or could not be reached; retried with backoff. `system_error`:
+         *     Herald could not publish (for example the post came due while the service was down for
+         *     longer than its lateness bound).
+         * @enum {string}
+         */
+        ErrorCategory: "auth_expired" | "user_content" | "media_error" | "rate_limited" | "platform_error" | "system_error";
+        /** @description Why a target has not been published. */
+        TargetError: {
+            /**
+             * @description The platform's own message where it gave one, else Herald's.
+             * @example Invalid app.bsky.feed.post record: grapheme too big (maximum 300, got 301)
+             */
+            message: string;
+            category: components["schemas"]["ErrorCategory"];
+            /** @description True when Herald will try again by itself at `nextAttemptAt`. */
+            retrying: boolean;
+            /** @description How many times Herald has called the platform for this target. */
+            attempts: number;
+            /**
+             * Format: date-time
+             * @description When the next automatic attempt is due; null when none is.
+             */
+            nextAttemptAt: string | null;
+        };
+        /** @description One account of a post, what goes there and what became of it. */
+        PostTarget: {
+            /** @example acc_5v1c3k0m8q2z7t4n6b9x1r3w5y */
+            accountId: string;
+            /**
+             * @description The account's platform.
+             * @example bluesky
+             */
+            platform: string;
+            /** @description The account's handle. */
+            username: string;
+            /** @description The caption published to this account (its `captionOverride`, else the post's caption). */
+            caption: string | null;
+            /** @description The account's platform fields, null when none. */
+            fields: {
+                [key: string]: unknown;
+            } | null;
+            /** @description The account's thread parts, null when none. */
+            threadParts: string[] | null;
+            status: components["schemas"]["TargetStatus"];
+            /**
+             * @description The platform's id of the published post (for a thread, its first part).
+             * @example at://did:plc:abc123/app.bsky.feed.post/3lbq2x7nyzk2a
+             */
+            platformPostId: string | null;
+            /**
+             * @description Where the published post can be seen.
+             * @example https://bsky.app/profile/alice.bsky.social/post/3lbq2x7nyzk2a
+             */
+            url: string | null;
+            /**
+             * Format: date-time
+             * @description When Herald recorded the target as published.
+             */
+            publishedAt: string | null;
+            /** @description Why the target failed or is unknown; null otherwise. */
+            error: null | components["schemas"]["TargetError"];
+        };
+        /** @description A post with its media and its targets. */
+        PostDetail: {
+            /** @example post_4n6q8s0u2w4y6a8c0e2g4j6l8m */
+            id: string;
+            /** @example usr_7b9d1f3h5k7m9p1r3t5w7y9a1c */
+            userId: string;
+            caption: string | null;
+            firstComment: string | null;
+            postType: components["schemas"]["PostType"];
+            status: components["schemas"]["PostStatus"];
+            /** Format: date-time */
+            scheduledAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description The attached media, in order. */
+            mediaIds: string[];
+            /** @description One item per account, in the order of `accountIds`. */
+            targets: components["schemas"]["PostTarget"][];
+        };
+        /**
+         * @description The fields of a post to change; a field left out keeps its value. The same rules as
+         *     `PostCreateInput` apply to the post that results. Unknown fields are refused.
+         */
+        PostUpdateInput: {
+            /** @description Replaces the accounts to post to. */
+            accountIds?: string[];
+            /** @description The default caption; null removes it. */
+            caption?: string | null;
+            /** @description The first comment; null removes it. */
+            firstComment?: string | null;
+            postType?: components["schemas"]["PostType"];
+            /** @description Replaces the attached media. */
+            mediaIds?: string[];
+            /** @description Replaces the per-account changes. */
+            accountOverrides?: components["schemas"]["AccountOverride"][];
+            threadParts?: components["schemas"]["ThreadParts"];
+            /**
+             * Format: date-time
+             * @description A time later than now schedules the post; null makes it a draft.
+             * @example 2030-01-02T09:00:00Z
+             */
+            scheduledAt?: string | null;
+        };
+        /**
+         * @description An account to connect: `credentials` for a live Bluesky or Mastodon account, or a
+         *     `username` (and `sandbox: true`, the default without credentials) for a sandbox account.
+         *     Cross-field rules (answered as `Invalid request` with `details`): a live account needs
+         *     its platform's credentials (Bluesky: `service`, `identifier`, `appPassword`; Mastodon:
+         *     `instance`, `accessToken`) and no others; only Bluesky and Mastodon can be connected
+         *     live; a sandbox account needs `username` and takes no `credentials`; `username` and
+         *     `displayName` are taken from the platform for a live account and refused here.
+         */
+        AccountConnectInput: {
+            /**
+             * @description The platform, as listed by `GET /api/v1/platforms`.
+             * @enum {string}
+             */
+            platform: "x" | "instagram" | "facebook" | "linkedin" | "threads" | "bluesky" | "tiktok" | "youtube" | "pinterest" | "mastodon" | "reddit";
+            /** @description True for a sandbox account (the default without `credentials`). */
+            sandbox?: boolean;
+            /** @description The sandbox account's handle. */
+            username?: string;
+            /** @description The sandbox account's display name. */
+            displayName?: string;
+            credentials?: components["schemas"]["AccountCredentials"];
+        };
+        /**
+         * @description A live account's credentials. Bluesky: `service` (the PDS, e.g. `https://bsky.social`),
+         *     `identifier` (handle, DID or email) and `appPassword` (an app password, never the
+         *     account password). Mastodon: `instance` (e.g. `https://mastodon.social`) and
+         *     `accessToken` (with the `read:accounts`, `write:statuses` and `write:media` scopes).
+         */
+        AccountCredentials: {
+            /** Format: uri */
+            service?: string;
+            identifier?: string;
+            appPassword?: string;
+            /** Format: uri */
+            instance?: string;
+            accessToken?: string;
+        };
+        /**
+         * @description `live` publishes to the platform; `sandbox` publishes into Herald's own outbox.
+         * @enum {string}
+         */
+        AccountMode: "sandbox" | "live";
+        /**
+         * @description `ok`, or `needs_reconnect` when the platform refused the stored credentials for good
+         *     (a revoked token or app password): connect the account again. A transient failure
+         *     (network, 5xx, 429) never changes the health.
+         * @enum {string}
+         */
+        AccountHealth: "ok" | "needs_reconnect";
         /** @description A connected social account. */
         Account: {
             /**
@@ -380,6 +666,10 @@ export interface components {
              * @example Herald
              */
             displayName: string | null;
+            mode: components["schemas"]["AccountMode"];
+            health: components["schemas"]["AccountHealth"];
+            /** @description What the platform said when it refused the credentials; null when `ok`. */
+            healthMessage: string | null;
         };
         /** @description The created post's id and status. */
         PostCreateResult: {
@@ -819,6 +1109,24 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description No post with this id belongs to the caller. */
+        PostNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description An account or media id is not the caller's, or the account is disconnected. */
+        NotAccessible: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The API key is missing, not recognised, revoked or expired. */
         Unauthorized: {
             headers: {
@@ -893,6 +1201,8 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description How many items to skip from the newest. */
                 offset?: components["parameters"]["Offset"];
+                /** @description Only posts in this state. */
+                status?: components["schemas"]["PostStatus"];
             };
             header?: never;
             path?: never;
@@ -958,17 +1268,36 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description An account or media id is not the caller's, or the account is disconnected. */
-            403: {
+            403: components["responses"]["NotAccessible"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The post's id, as returned by `createPost`. Anything else is a 404. */
+                id: components["parameters"]["PostId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The post and its targets. */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PostDetail"];
                 };
             };
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["PostNotFound"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -994,7 +1323,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeleteResult"];
                 };
             };
-            /** @description The post is published and stays. */
+            /** @description The post went out to at least one account, or is being published, and stays. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1004,8 +1333,41 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description No post with this id belongs to the caller. */
-            404: {
+            404: components["responses"]["PostNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updatePost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The post's id, as returned by `createPost`. Anything else is a 404. */
+                id: components["parameters"]["PostId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PostUpdateInput"];
+            };
+        };
+        responses: {
+            /** @description The post as it now is. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostDetail"];
+                };
+            };
+            /**
+             * @description The body or the resulting post is invalid (as for `createPost`), or the post can no
+             *     longer be edited.
+             */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1013,6 +1375,86 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["NotAccessible"];
+            404: components["responses"]["PostNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    publishPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The post's id, as returned by `createPost`. Anything else is a 404. */
+                id: components["parameters"]["PostId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The post is publishing. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostDetail"];
+                };
+            };
+            /** @description The post is not a draft or scheduled. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["PostNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    retryPost: {
+        parameters: {
+            query?: {
+                /** @description Also retry targets whose outcome is `unknown` (a person has checked the platform). */
+                includeUnknown?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The post's id, as returned by `createPost`. Anything else is a 404. */
+                id: components["parameters"]["PostId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The failed targets are publishing again. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostDetail"];
+                };
+            };
+            /** @description Nothing to retry, or `includeUnknown` is not a boolean. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["PostNotFound"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1036,6 +1478,91 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    connectAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountConnectInput"];
+            };
+        };
+        responses: {
+            /** @description The account is connected. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            /**
+             * @description The body is invalid (`Invalid request`, with `details`), the service URL is not
+             *     allowed, or the platform refused the credentials.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            /** @description The platform could not be reached or answered with a server error; nothing was connected. Retry later. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    disconnectAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account's id, as listed by `listAccounts`. Anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account is disconnected. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteResult"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description No connected account with this id is the caller's. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
