@@ -22,7 +22,7 @@ const may = (from, to, { typesOnly = false } = {}) => ({
 });
 
 const layerRules = [
-  may('http', ['operations', 'operations-kit', 'contract', 'domain', 'data', ...ADAPTERS, 'net', 'config', 'generated']),
+  may('http', ['worker', 'operations', 'operations-kit', 'contract', 'domain', 'data', ...ADAPTERS, 'net', 'config', 'generated']),
   // The worker is the queue's front door, as http is the API's: it wires adapters into the domain.
   may('worker', ['domain', 'data', ...ADAPTERS, 'net', 'config']),
   may('operations', ['operations-kit', 'contract', 'domain', 'generated']),

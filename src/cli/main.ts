@@ -11,6 +11,7 @@ import { orgAddMemberCommand } from './commands/org/add-member.js';
 import { orgCreateCommand } from './commands/org/create.js';
 import { serveCommand } from './commands/serve.js';
 import { userCreateCommand } from './commands/user/create.js';
+import { workerCommand } from './commands/worker.js';
 
 /**
  * `herald`: the operator's CLI. Every command prints one JSON object, or one error line and exits non-zero.
@@ -20,6 +21,7 @@ import { userCreateCommand } from './commands/user/create.js';
 const program = new Command('herald')
   .description('Herald operator CLI')
   .addCommand(serveCommand())
+  .addCommand(workerCommand())
   .addCommand(new Command('db').description('database').addCommand(dbMigrateCommand()))
   .addCommand(new Command('user').description('users').addCommand(userCreateCommand()))
   .addCommand(new Command('org').description('organizations').addCommand(orgCreateCommand()).addCommand(orgAddMemberCommand()))

@@ -28,3 +28,11 @@ export function mediaKind(value: string): 'image' | 'video' {
   if (value !== 'image' && value !== 'video') throw new InvalidArgumentError('Expected image or video.');
   return value;
 }
+
+/** A secret given as '-' is read from stdin, so it need not appear in the process list or the shell's history. */
+export async function readSecretArgument(value: string): Promise<string> {
+  if (value !== '-') return value;
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').trim();
+}

@@ -35,7 +35,10 @@ export async function runCommand(
 }
 
 export function fail(err: unknown): void {
-  const message = err instanceof Error ? err.message : String(err);
+  let message = err instanceof Error ? err.message : String(err);
+  // A validation failure names each field, as the API's details do.
+  const details = (err as { details?: { path: (string | number)[]; message: string }[] }).details;
+  if (Array.isArray(details) && details.length > 0) message += `: ${details.map((d) => `${d.path.join('.')} ${d.message}`).join('; ')}`;
   process.stderr.write(`herald: ${message.split('\n')[0]}\n`);
   process.exitCode = 1;
 }

@@ -12,6 +12,20 @@ export interface Environment {
   logLevel: string;
   /** The largest media upload accepted, in bytes. */
   maxUploadBytes: number;
+  /** The key that seals stored credentials (base64 or hex, 32 bytes); without it, a key file in dataDir. */
+  secretKey: string | undefined;
+  /** Lets user-given URLs (a Mastodon instance, a Bluesky PDS) use http and private or loopback addresses. */
+  allowPrivateNetwork: boolean;
+  /** Whether `herald serve` also runs a publishing worker in its own process. */
+  inProcessWorker: boolean;
+  /** How many posts one worker process publishes at a time. */
+  workerConcurrency: number;
+  publishing: {
+    leaseMs: number;
+    maxLatenessMs: number;
+    backoffBaseMs: number;
+    liveSpacingMs: number;
+  };
 }
 
 export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environment {
@@ -24,6 +38,16 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
     demoOnFirstStart: flag('HERALD_DEMO_ON_FIRST_START', env.HERALD_DEMO_ON_FIRST_START),
     logLevel: nonEmpty(env.LOG_LEVEL) ?? 'info',
     maxUploadBytes: positiveInteger('HERALD_MAX_UPLOAD_BYTES', env.HERALD_MAX_UPLOAD_BYTES, 512 * 1024 * 1024),
+    secretKey: nonEmpty(env.HERALD_SECRET_KEY),
+    allowPrivateNetwork: flag('HERALD_ALLOW_PRIVATE_NETWORK', env.HERALD_ALLOW_PRIVATE_NETWORK),
+    inProcessWorker: env.HERALD_WORKER === undefined ? true : flag('HERALD_WORKER', env.HERALD_WORKER),
+    workerConcurrency: positiveInteger('HERALD_WORKER_CONCURRENCY', env.HERALD_WORKER_CONCURRENCY, 4),
+    publishing: {
+      leaseMs: 1000 * positiveInteger('HERALD_PUBLISH_LEASE_SECONDS', env.HERALD_PUBLISH_LEASE_SECONDS, 300),
+      maxLatenessMs: 1000 * positiveInteger('HERALD_MAX_LATENESS_SECONDS', env.HERALD_MAX_LATENESS_SECONDS, 3600),
+      backoffBaseMs: positiveInteger('HERALD_RETRY_BASE_MS', env.HERALD_RETRY_BASE_MS, 30_000),
+      liveSpacingMs: nonNegativeInteger('HERALD_LIVE_SPACING_MS', env.HERALD_LIVE_SPACING_MS, 1000),
+    },
   };
 }
 
@@ -43,6 +67,10 @@ function positiveInteger(name: string, value: string | undefined, fallback: numb
   const n = Number(value);
   if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got ${value}`);
   return n;
+}
+
+function nonNegativeInteger(name: string, value: string | undefined, fallback: number): number {
+  return value === '0' ? 0 : positiveInteger(name, value, fallback);
 }
 
 function flag(name: string, value: string | undefined): boolean {

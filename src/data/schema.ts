@@ -41,7 +41,18 @@ export interface AccountsTable {
   owner_org_id: string | null;
   disconnected_at: Date | null;
   created_at: CreatedAt;
+  mode: ColumnType<AccountMode, AccountMode | undefined, AccountMode>;
+  platform_user_id: string | null;
+  /** Sealed (encrypted) credentials; null for sandbox and disconnected accounts. */
+  credentials: string | null;
+  credentials_version: ColumnType<number, number | undefined, number>;
+  health: ColumnType<AccountHealth, AccountHealth | undefined, AccountHealth>;
+  health_message: string | null;
+  next_publish_at: Date | null;
 }
+
+export type AccountMode = 'sandbox' | 'live';
+export type AccountHealth = 'ok' | 'needs_reconnect';
 
 export interface MediaAssetsTable {
   id: string;
@@ -65,11 +76,15 @@ export interface PostsTable {
   caption: string | null;
   first_comment: string | null;
   post_type: string;
-  status: 'draft' | 'scheduled' | 'published';
+  status: PostStatus;
   scheduled_at: Date | null;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | undefined, Date>;
+  publish_job_id: string | null;
 }
+
+export type PostStatus = 'draft' | 'scheduled' | 'publishing' | 'published' | 'partial' | 'failed';
+export type TargetState = 'pending' | 'publishing' | 'published' | 'failed' | 'unknown';
 
 export interface PostTargetsTable {
   post_id: string;
@@ -79,6 +94,43 @@ export interface PostTargetsTable {
   /** jsonb, SQL NULL for none: read as parsed JSON, written as JSON text. */
   fields: ColumnType<Record<string, unknown> | null, string | null, string | null>;
   thread_parts: ColumnType<string[] | null, string | null, string | null>;
+  state: ColumnType<TargetState, TargetState | undefined, TargetState>;
+  attempts: ColumnType<number, number | undefined, number>;
+  attempts_before_retry: ColumnType<number, number | undefined, number>;
+  first_attempt_at: Date | null;
+  lease_until: Date | null;
+  in_doubt: ColumnType<boolean, boolean | undefined, boolean>;
+  next_attempt_at: Date | null;
+  error_category: string | null;
+  error_message: string | null;
+  platform_post_id: string | null;
+  url: string | null;
+  published_at: Date | null;
+}
+
+export interface TargetPartsTable {
+  post_id: string;
+  account_id: string;
+  position: number;
+  material_key: string;
+  /** ISO 8601 text, byte for byte what the first attempt sent. */
+  material_created_at: string;
+  platform_post_id: string | null;
+  url: string | null;
+  cid: string | null;
+  published_at: Date | null;
+}
+
+export interface SandboxOutboxTable {
+  platform_post_id: string;
+  account_id: string;
+  position: number;
+  platform: string;
+  username: string;
+  text: string;
+  media_ids: ColumnType<string[], string, string>;
+  reply_to: string | null;
+  created_at: CreatedAt;
 }
 
 export interface PostMediaTable {
@@ -97,4 +149,6 @@ export interface Database {
   posts: PostsTable;
   post_targets: PostTargetsTable;
   post_media: PostMediaTable;
+  target_parts: TargetPartsTable;
+  sandbox_outbox: SandboxOutboxTable;
 }

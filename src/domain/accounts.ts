@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import { disconnectAccount as setDisconnected, insertAccount, selectActiveAccountsForUser } from '../data/queries/accounts.js';
+import { disconnectAccount as setDisconnected, insertAccount, selectActiveAccountsForUser, type AccountRow } from '../data/queries/accounts.js';
 import type { Database } from '../data/schema.js';
-import type { AccountList } from './api-types.js';
+import type { Account, AccountList } from './api-types.js';
 import { DomainError } from './errors.js';
 import { isWellFormedId, newId } from './ids.js';
 import { isKnownPlatform, platformRules } from './platforms/index.js';
@@ -10,10 +10,29 @@ import { requireOrganization, requireUser } from './users.js';
 
 export async function listAccounts(db: Kysely<Database>, userId: string): Promise<AccountList> {
   const rows = await selectActiveAccountsForUser(db, userId);
+  return { data: rows.map(toAccountView) };
+}
+
+export function toAccountView(row: AccountRow): Account {
   return {
-    data: rows.map((row) => ({ id: row.id, platform: row.platform, username: row.username, displayName: row.display_name })),
+    id: row.id,
+    platform: row.platform,
+    username: row.username,
+    displayName: row.display_name,
+    mode: row.mode,
+    health: row.health,
+    healthMessage: row.health_message,
   };
 }
+
+/** Disconnects an account the user can post to (their own, or their organization's); any other id is not found. */
+export async function disconnectAccountOf(db: Kysely<Database>, userId: string, id: string, now: Date): Promise<void> {
+  const reachable = isWellFormedId('acc', id) ? await selectActiveAccountsForUser(db, userId, [id]) : [];
+  if (reachable.length === 0) throw new DomainError('not_found', ACCOUNT_NOT_FOUND);
+  await setDisconnected(db, id, now);
+}
+
+export const ACCOUNT_NOT_FOUND = 'Account not found';
 
 export interface ConnectAccount {
   platform: string;

@@ -12,7 +12,8 @@ export type DomainErrorKind =
   | 'unauthorized' // 401
   | 'forbidden' // 403
   | 'not_found' // 404
-  | 'too_large'; // 413
+  | 'too_large' // 413
+  | 'platform_unreachable'; // 502: a platform did not answer a call made for the request
 
 export class DomainError extends Error {
   constructor(

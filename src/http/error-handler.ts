@@ -15,6 +15,7 @@ const STATUS_OF: Record<DomainErrorKind, number> = {
   forbidden: 403,
   not_found: 404,
   too_large: 413,
+  platform_unreachable: 502,
 };
 
 /** Seconds a client should wait before retrying a 503. */

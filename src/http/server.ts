@@ -10,6 +10,8 @@ import { countUsers } from '../data/queries/users.js';
 import { seedDemo, type DemoSeed } from '../domain/demo.js';
 import { FfprobeMediaProbe } from '../probe/ffprobe-media-probe.js';
 import { LocalDiskStorage } from '../storage/local-disk-storage.js';
+import { startPublishingRuntime, type PublishingRuntime } from '../worker/runtime.js';
+import { startWorker, type RunningWorker } from '../worker/worker.js';
 import { buildApp } from './app.js';
 import { ServiceState } from './service-state.js';
 
@@ -34,8 +36,9 @@ const STARTUP_RETRY_MS = 2000;
  * Postgres that is down at start is retried until it comes up.
  */
 export async function startServer(env: Environment, hooks: ServerHooks = {}): Promise<RunningServer> {
+  const storage = new LocalDiskStorage(join(env.dataDir, 'media'));
   const state = new ServiceState({
-    storage: new LocalDiskStorage(join(env.dataDir, 'media')),
+    storage,
     probe: new FfprobeMediaProbe(),
     maxUploadBytes: env.maxUploadBytes,
   });
@@ -46,6 +49,8 @@ export async function startServer(env: Environment, hooks: ServerHooks = {}): Pr
   const url = `http://${env.host}:${port}`;
 
   let handle: DatabaseHandle | undefined;
+  let runtime: PublishingRuntime | undefined;
+  let worker: RunningWorker | undefined;
   let closing = false;
   const ready = (async () => {
     while (!closing) {
@@ -60,9 +65,13 @@ export async function startServer(env: Environment, hooks: ServerHooks = {}): Pr
         if (env.demoOnFirstStart && (await countUsers(handle.db)) === 0) {
           hooks.onDemoSeeded?.(await seedDemo(handle.db, url));
         }
-        state.attach(handle.db);
+        runtime = await startPublishingRuntime(env, handle.db, app.log, { supervise: env.inProcessWorker, storage });
+        state.attach(handle.db, runtime);
+        if (env.inProcessWorker) worker = await startWorker(runtime.deps, runtime.queue, env.workerConcurrency);
         return;
       } catch (err) {
+        await runtime?.stop().catch(() => {});
+        runtime = undefined;
         await handle?.close().catch(() => {});
         handle = undefined;
         if (closing || !isDatabaseUnavailable(err)) throw err;
@@ -76,6 +85,9 @@ export async function startServer(env: Environment, hooks: ServerHooks = {}): Pr
     closing = true;
     await app.close();
     await ready.catch(() => {});
+    // The worker finishes the posts in hand before the database goes: an interrupted call would only be repeated later.
+    await worker?.stop();
+    await runtime?.stop();
     await handle?.close();
   };
   return { app, url, ready, close };

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../data/schema.js';
-import type { MediaSettings, OperationContext } from '../operations-kit/context.js';
+import type { MediaSettings, OperationContext, PublishingParts } from '../operations-kit/context.js';
 import { HttpError } from './http-error.js';
 
 /** The message the interface gives for requests that arrive before the service has its database. */
@@ -12,16 +12,23 @@ export const NOT_READY = 'Auth not initialized';
  */
 export class ServiceState implements OperationContext {
   #db: Kysely<Database> | undefined;
+  #publishing: PublishingParts | undefined;
 
   constructor(readonly media: MediaSettings) {}
 
-  attach(db: Kysely<Database>): void {
+  attach(db: Kysely<Database>, publishing: PublishingParts): void {
+    this.#publishing = publishing;
     this.#db = db;
   }
 
   db(): Kysely<Database> {
     if (this.#db === undefined) throw new HttpError(503, NOT_READY);
     return this.#db;
+  }
+
+  publishing(): PublishingParts {
+    if (this.#publishing === undefined) throw new HttpError(503, NOT_READY);
+    return this.#publishing;
   }
 
   now(): Date {

@@ -2,6 +2,9 @@ import type { Kysely } from 'kysely';
 import type { Specification } from '../contract/specification.js';
 import type { Database } from '../data/schema.js';
 import type { MediaProbe } from '../probe/media-probe.js';
+import type { PublisherRegistry } from '../publishers/registry.js';
+import type { PublicationQueue } from '../queue/publication-queue.js';
+import type { CredentialVault } from '../secrets/credential-vault.js';
 import type { MediaStorage } from '../storage/media-storage.js';
 
 /** What operations need from the running service. */
@@ -10,6 +13,16 @@ export interface OperationContext {
   db(): Kysely<Database>;
   now(): Date;
   readonly media: MediaSettings;
+  /** The publishing road's parts; throws (503 Auth not initialized) until the service has them. */
+  publishing(): PublishingParts;
+}
+
+export interface PublishingParts {
+  queue: PublicationQueue;
+  vault: CredentialVault;
+  publishers: PublisherRegistry;
+  /** The SSRF guard's early check of a user-given service URL. */
+  checkServiceUrl(url: string): void;
 }
 
 export interface MediaSettings {

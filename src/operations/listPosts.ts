@@ -5,5 +5,5 @@ import type { OperationContext } from '../operations-kit/context.js';
 
 export function listPostsHandler(ctx: OperationContext): OperationHandler<'listPosts'> {
   return async (req) =>
-    listPosts(ctx.db(), callerOf(req).userId, defaulted(req.query.limit, 'limit'), defaulted(req.query.offset, 'offset'));
+    listPosts(ctx.db(), callerOf(req).userId, defaulted(req.query.limit, 'limit'), defaulted(req.query.offset, 'offset'), req.query.status);
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { access, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -40,6 +40,13 @@ export class LocalDiskStorage implements MediaStorage {
 
   async remove(key: string): Promise<void> {
     await rm(this.#pathOf(key), { force: true });
+  }
+
+  async open(key: string): Promise<Readable> {
+    const path = this.#pathOf(key);
+    // A missing file rejects here, not later as a stream error in the middle of an upload.
+    await access(path);
+    return createReadStream(path);
   }
 
   #pathOf(key: string): string {

@@ -20,6 +20,8 @@ export interface MediaStorage {
   commit(staged: StagedFile, key: string): Promise<void>;
   /** Removes a stored file; a missing one is not an error. */
   remove(key: string): Promise<void>;
+  /** Reads a stored file (to publish it); rejects when it is missing. */
+  open(key: string): Promise<Readable>;
 }
 
 /** Keys are made by the service from its own ids: `<userId>/<mediaId>`. Anything else is refused. */

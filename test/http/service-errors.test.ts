@@ -37,7 +37,7 @@ describe('responses outside the operations', () => {
     try {
       const u = await userWithKey(api.db);
       expect((await injectChecked(app, { method: 'GET', url: '/api/v1/accounts', key: u.key })).status).toBe(503);
-      state.attach(api.db);
+      state.attach(api.db, api.publishing.parts);
       expect((await injectChecked(app, { method: 'GET', url: '/api/v1/accounts', key: u.key })).status).toBe(200);
     } finally {
       await app.close();
@@ -48,7 +48,7 @@ describe('responses outside the operations', () => {
     const closedPort = await unusedPort();
     const handle = openPostgres(`postgres://postgres@127.0.0.1:${closedPort}/herald`);
     const state = new ServiceState(api.media);
-    state.attach(handle.db);
+    state.attach(handle.db, api.publishing.parts);
     const app = await buildApp({ context: state });
     try {
       for (const req of [
@@ -70,7 +70,7 @@ describe('unexpected failures', () => {
   it('answer 500 Internal server error, and neither the response nor the log carries SQL or a stack', async () => {
     const state = new ServiceState(api.media);
     // Every query now names a schema that does not exist: a failure that is not the database being down.
-    state.attach(api.db.withSchema('no_such_schema'));
+    state.attach(api.db.withSchema('no_such_schema'), api.publishing.parts);
     const lines: string[] = [];
     const stream = new Writable({
       write(chunk: Buffer, _enc, done) {

@@ -7,6 +7,7 @@ import { fetchChecked } from '../support/fetch-checked.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { userWithKey } from '../support/fixtures.js';
 import { testMediaSettings } from '../support/media-settings.js';
+import { startTestPublishing } from '../support/publishing.js';
 import { startTestServer } from '../support/server.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 
@@ -37,7 +38,8 @@ describe('when Postgres goes away', () => {
     const media = testMediaSettings();
     const handle = openPostgres(proxiedUrl);
     const state = new ServiceState(media);
-    state.attach(handle.db);
+    const publishing = await startTestPublishing(database.db, media.storage);
+    state.attach(handle.db, publishing.parts);
     const app = await buildApp({ context: state });
     const get = () => injectChecked(app, { method: 'GET', url: '/api/v1/accounts', key });
     try {
@@ -54,6 +56,7 @@ describe('when Postgres goes away', () => {
       expect((await get()).status).toBe(200);
     } finally {
       await app.close();
+      await publishing.close();
       await handle.close();
       media.cleanup();
     }

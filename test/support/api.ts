@@ -8,6 +8,7 @@ import { ServiceState } from '../../src/http/service-state.js';
 import { expectMatchesSpec } from './contract.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { testMediaSettings, type TestMediaSettings } from './media-settings.js';
+import { startTestPublishing, type TestPublishing } from './publishing.js';
 
 /** Bodies as the spec defines them: the types generated from it, never local copies. */
 export type Schemas = components['schemas'];
@@ -37,6 +38,7 @@ export interface TestApi {
   db: Kysely<Database>;
   state: ServiceState;
   media: TestMediaSettings;
+  publishing: TestPublishing;
   /** Injects a request and checks the response against the spec before returning it. */
   request<T = unknown>(req: ApiRequest): Promise<ApiResponse<T>>;
 }
@@ -66,12 +68,14 @@ export function useTestApi(): TestApi {
     api.db = api.database.db;
     api.media = testMediaSettings();
     api.state = new ServiceState(api.media);
-    api.state.attach(api.db);
+    api.publishing = await startTestPublishing(api.db, api.media.storage);
+    api.state.attach(api.db, api.publishing.parts);
     api.app = await buildApp({ context: api.state });
     api.request = (req) => injectChecked(api.app, req);
   });
   afterAll(async () => {
     await api.app?.close();
+    await api.publishing?.close();
     await api.database?.close();
     api.media?.cleanup();
   });

@@ -6,6 +6,7 @@ import type { TestProject } from 'vitest/node';
 import { buildHerald } from '../../scripts/build.js';
 import { openEmbedded } from '../../src/data/database.js';
 import { migrateToLatest } from '../../src/data/migrate.js';
+import { PgBossQueue } from '../../src/queue/publication-queue.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -22,6 +23,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const pglite = await PGlite.create();
   const handle = await openEmbedded({ instance: pglite });
   await migrateToLatest(handle.db);
+  // pg-boss's tables too, so no test file pays for installing them.
+  const queue = new PgBossQueue(handle.db, { supervise: false });
+  await queue.start();
+  await queue.stop();
   await handle.close();
   const dump = await pglite.dumpDataDir('none');
   await pglite.close();

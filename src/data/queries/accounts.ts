@@ -1,18 +1,47 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { AccountsTable, Database } from '../schema.js';
 
 export type AccountRow = Selectable<AccountsTable>;
 
-export async function insertAccount(
-  db: Kysely<Database>,
-  account: Pick<AccountRow, 'id' | 'platform' | 'username' | 'display_name' | 'owner_user_id' | 'owner_org_id'>,
-): Promise<void> {
-  await db.insertInto('accounts').values(account).execute();
+export async function insertAccount(db: Kysely<Database>, account: Insertable<AccountsTable>): Promise<AccountRow> {
+  return db.insertInto('accounts').values(account).returningAll().executeTakeFirstOrThrow();
 }
 
-/** Sets disconnected_at once; disconnecting again returns the first time. */
+/** The owner's connected live account for this platform account, if they have one. */
+export async function findLiveAccount(
+  db: Kysely<Database>,
+  owner: Pick<AccountRow, 'owner_user_id' | 'owner_org_id'>,
+  platform: string,
+  platformUserId: string,
+): Promise<AccountRow | undefined> {
+  return db
+    .selectFrom('accounts')
+    .selectAll()
+    .where((eb) => (owner.owner_user_id !== null ? eb('owner_user_id', '=', owner.owner_user_id) : eb('owner_org_id', '=', owner.owner_org_id)))
+    .where('platform', '=', platform)
+    .where('platform_user_id', '=', platformUserId)
+    .where('mode', '=', 'live')
+    .where('disconnected_at', 'is', null)
+    .executeTakeFirst();
+}
+
+/** New credentials after a reconnect: the account is healthy again, and its version moves on so no older refresh lands over them. */
+export async function updateAccountCredentials(
+  db: Kysely<Database>,
+  id: string,
+  values: Pick<AccountRow, 'credentials' | 'username' | 'display_name'>,
+): Promise<AccountRow> {
+  return db
+    .updateTable('accounts')
+    .set((eb) => ({ ...values, health: 'ok', health_message: null, credentials_version: eb('credentials_version', '+', 1) }))
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Sets disconnected_at once and erases the credentials; disconnecting again returns the first time. */
 export async function disconnectAccount(db: Kysely<Database>, id: string, at: Date): Promise<Date | undefined> {
-  await db.updateTable('accounts').set({ disconnected_at: at }).where('id', '=', id).where('disconnected_at', 'is', null).execute();
+  await db.updateTable('accounts').set({ disconnected_at: at, credentials: null }).where('id', '=', id).where('disconnected_at', 'is', null).execute();
   const row = await db.selectFrom('accounts').select('disconnected_at').where('id', '=', id).executeTakeFirst();
   return row?.disconnected_at ?? undefined;
 }

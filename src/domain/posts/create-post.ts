@@ -1,8 +1,9 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { selectActiveAccountsForUser, type AccountRow } from '../../data/queries/accounts.js';
 import { selectMediaOwnedByForKeyShare, type MediaRow } from '../../data/queries/media.js';
-import { insertPostWithTargets } from '../../data/queries/posts.js';
+import { insertPostWithTargets, type NewPost } from '../../data/queries/posts.js';
 import type { Database } from '../../data/schema.js';
+import type { PublicationQueue } from '../../queue/publication-queue.js';
 import type { PostCreateInput, PostCreateResult, PostType } from '../api-types.js';
 import { DomainError, invalidRequest } from '../errors.js';
 import { isWellFormedId, newId } from '../ids.js';
@@ -14,35 +15,21 @@ import { findInputProblems } from './input-rules.js';
 export type ValidatedPostCreateInput = PostCreateInput & { postType: PostType };
 
 /**
- * Creates a post in the interface's order of checks: the input (400 with details), ownership of
- * every account and media id (403), platform limits (400); then writes it. The reads, the checks
- * and the write are one transaction, and the media rows stay locked against deletion until the
- * post holds them.
+ * Creates a post after the create checks, and wakes a worker at its scheduledAt: the checks, the
+ * write and the job are one transaction.
  */
-export async function createPost(db: Kysely<Database>, userId: string, input: ValidatedPostCreateInput, now: Date): Promise<PostCreateResult> {
-  const problems = findInputProblems(input, now);
-  if (problems.length > 0) throw invalidRequest(problems);
-  const mediaIds = input.mediaIds ?? [];
-
+export async function createPost(
+  db: Kysely<Database>,
+  queue: PublicationQueue,
+  userId: string,
+  input: ValidatedPostCreateInput,
+  now: Date,
+): Promise<PostCreateResult> {
   return db.transaction().execute(async (trx) => {
-    // A malformed id (one holding NUL, say) cannot exist, so it is not looked up: it is simply not the caller's.
-    const accounts = await selectActiveAccountsForUser(trx, userId, input.accountIds.filter((id) => isWellFormedId('acc', id)));
-    const media = await selectMediaOwnedByForKeyShare(trx, userId, mediaIds.filter((id) => isWellFormedId('med', id)));
-
-    const accountsFound = new Set(accounts.map((a) => a.id));
-    const foreignAccount = input.accountIds.find((id) => !accountsFound.has(id));
-    if (foreignAccount !== undefined) throw new DomainError('forbidden', `Account not accessible: ${foreignAccount}`);
-    const mediaFound = new Set(media.map((m) => m.id));
-    const foreignMedia = mediaIds.find((id) => !mediaFound.has(id));
-    if (foreignMedia !== undefined) throw new DomainError('forbidden', `Media not accessible: ${foreignMedia}`);
-
-    // Every id is the caller's by now, so the limits are judged on the whole request.
-    const violation = findPlatformViolation(targetsToCheck(input, accounts, media));
-    if (violation !== null) throw new DomainError('platform_limit', violation);
-
+    await checkPost(trx, userId, input, now);
     const postId = newId('post');
-    const status = input.scheduledAt === undefined ? 'draft' : 'scheduled';
-    const overrides = new Map((input.accountOverrides ?? []).map((o) => [o.accountId, o]));
+    const scheduledAt = input.scheduledAt === undefined ? null : new Date(input.scheduledAt);
+    const status = scheduledAt === null ? 'draft' : 'scheduled';
     await insertPostWithTargets(trx, {
       post: {
         id: postId,
@@ -51,23 +38,57 @@ export async function createPost(db: Kysely<Database>, userId: string, input: Va
         first_comment: input.firstComment ?? null,
         post_type: input.postType,
         status,
-        scheduled_at: input.scheduledAt === undefined ? null : new Date(input.scheduledAt),
+        scheduled_at: scheduledAt,
+        publish_job_id: scheduledAt === null ? null : await queue.wake(trx, postId, scheduledAt),
       },
-      targets: input.accountIds.map((accountId, position) => {
-        const override = overrides.get(accountId);
-        return {
-          post_id: postId,
-          account_id: accountId,
-          position,
-          caption_override: override?.captionOverride ?? null,
-          fields: override?.fields ?? null,
-          thread_parts: input.threadParts?.[accountId] ?? null,
-        };
-      }),
-      media: mediaIds.map((mediaId, position) => ({ post_id: postId, media_id: mediaId, position })),
+      ...postContents(postId, input),
     });
     return { id: postId, status };
   });
+}
+
+/**
+ * The create checks after the schema, in the interface's order: cross-field rules (400 with
+ * details), ownership of every account and media id (403), platform limits (400). The media rows
+ * stay locked against deletion until the transaction ends, so the post that passed holds them.
+ */
+export async function checkPost(trx: Transaction<Database>, userId: string, input: ValidatedPostCreateInput, now: Date): Promise<void> {
+  const problems = findInputProblems(input, now);
+  if (problems.length > 0) throw invalidRequest(problems);
+  const mediaIds = input.mediaIds ?? [];
+  // A malformed id (one holding NUL, say) cannot exist, so it is not looked up: it is simply not the caller's.
+  const accounts = await selectActiveAccountsForUser(trx, userId, input.accountIds.filter((id) => isWellFormedId('acc', id)));
+  const media = await selectMediaOwnedByForKeyShare(trx, userId, mediaIds.filter((id) => isWellFormedId('med', id)));
+
+  const accountsFound = new Set(accounts.map((a) => a.id));
+  const foreignAccount = input.accountIds.find((id) => !accountsFound.has(id));
+  if (foreignAccount !== undefined) throw new DomainError('forbidden', `Account not accessible: ${foreignAccount}`);
+  const mediaFound = new Set(media.map((m) => m.id));
+  const foreignMedia = mediaIds.find((id) => !mediaFound.has(id));
+  if (foreignMedia !== undefined) throw new DomainError('forbidden', `Media not accessible: ${foreignMedia}`);
+
+  // Every id is the caller's by now, so the limits are judged on the whole request.
+  const violation = findPlatformViolation(targetsToCheck(input, accounts, media));
+  if (violation !== null) throw new DomainError('platform_limit', violation);
+}
+
+/** The target and media rows of a checked post. */
+export function postContents(postId: string, input: ValidatedPostCreateInput): Pick<NewPost, 'targets' | 'media'> {
+  const overrides = new Map((input.accountOverrides ?? []).map((o) => [o.accountId, o]));
+  return {
+    targets: input.accountIds.map((accountId, position) => {
+      const override = overrides.get(accountId);
+      return {
+        post_id: postId,
+        account_id: accountId,
+        position,
+        caption_override: override?.captionOverride ?? null,
+        fields: override?.fields ?? null,
+        thread_parts: input.threadParts?.[accountId] ?? null,
+      };
+    }),
+    media: (input.mediaIds ?? []).map((mediaId, position) => ({ post_id: postId, media_id: mediaId, position })),
+  };
 }
 
 /** One target per account, with the media in request order; every id has been found. */

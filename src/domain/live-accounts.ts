@@ -1,0 +1,136 @@
+import type { Kysely } from 'kysely';
+import { findLiveAccount, insertAccount, updateAccountCredentials } from '../data/queries/accounts.js';
+import type { Database } from '../data/schema.js';
+import type { ConnectError } from '../publishers/publisher.js';
+import type { PublisherRegistry } from '../publishers/registry.js';
+import type { CredentialVault } from '../secrets/credential-vault.js';
+import type { Account, AccountConnectInput, ErrorDetail } from './api-types.js';
+import { toAccountView } from './accounts.js';
+import { DomainError, invalidRequest } from './errors.js';
+import { newId } from './ids.js';
+import { requireOrganization, requireUser } from './users.js';
+
+export type AccountOwner = { userId: string } | { orgId: string };
+
+/** The credentials each live platform takes; the service URL is the one Herald will call. */
+const LIVE_PLATFORMS: Readonly<Record<string, { keys: readonly string[]; serviceKey: string }>> = {
+  bluesky: { keys: ['service', 'identifier', 'appPassword'], serviceKey: 'service' },
+  mastodon: { keys: ['instance', 'accessToken'], serviceKey: 'instance' },
+};
+
+export interface LiveConnectDeps {
+  db: Kysely<Database>;
+  vault: CredentialVault;
+  publishers: PublisherRegistry;
+  /** Refuses (throws, with a message for the caller) a service URL the SSRF guard would not call. */
+  checkServiceUrl(url: string): void;
+}
+
+/**
+ * Connects an account for a user or an organization: a sandbox account from a username, or a live one whose
+ * credentials the platform has just accepted. Connecting a live account the owner already has
+ * (the same platform account) refreshes its credentials and health and keeps its id, so posts
+ * that target it keep working after a reconnect.
+ */
+export async function connectAccountFor(deps: LiveConnectDeps, owner: AccountOwner, input: AccountConnectInput): Promise<{ account: Account; created: boolean }> {
+  const problems = connectProblems(input);
+  if (problems.length > 0) throw invalidRequest(problems);
+  await ('userId' in owner ? requireUser(deps.db, owner.userId) : requireOrganization(deps.db, owner.orgId));
+  const owners = { owner_user_id: 'userId' in owner ? owner.userId : null, owner_org_id: 'orgId' in owner ? owner.orgId : null };
+  if (input.credentials === undefined) {
+    const id = newId('acc');
+    const row = await insertAccount(deps.db, {
+      id,
+      platform: input.platform,
+      username: input.username ?? '',
+      display_name: input.displayName ?? null,
+      ...owners,
+    });
+    return { account: toAccountView(row), created: true };
+  }
+
+  const credentials = input.credentials as Record<string, string>;
+  const serviceUrl = credentials[LIVE_PLATFORMS[input.platform]?.serviceKey ?? ''] ?? '';
+  try {
+    deps.checkServiceUrl(serviceUrl);
+  } catch (error) {
+    throw new DomainError('not_allowed', error instanceof Error ? error.message : 'URL not allowed');
+  }
+  const publisher = deps.publishers.for({ mode: 'live', platform: input.platform });
+  if (publisher === undefined) throw new Error(`no live publisher for ${input.platform}`);
+  let connected;
+  try {
+    connected = await publisher.connect(credentials);
+  } catch (error) {
+    if (isConnectError(error)) {
+      if (error.reason === 'unreachable') throw new DomainError('platform_unreachable', `Platform unreachable: ${error.message}`);
+      throw new DomainError('not_allowed', `Invalid credentials: ${error.message}`);
+    }
+    throw error;
+  }
+  const sealed = deps.vault.seal(connected.credentials as object);
+  const existing = await findLiveAccount(deps.db, owners, input.platform, connected.platformUserId);
+  if (existing !== undefined) {
+    const row = await updateAccountCredentials(deps.db, existing.id, {
+      credentials: sealed,
+      username: connected.username,
+      display_name: connected.displayName,
+    });
+    return { account: toAccountView(row), created: false };
+  }
+  const row = await insertAccount(deps.db, {
+    id: newId('acc'),
+    platform: input.platform,
+    username: connected.username,
+    display_name: connected.displayName,
+    ...owners,
+    mode: 'live',
+    platform_user_id: connected.platformUserId,
+    credentials: sealed,
+  });
+  return { account: toAccountView(row), created: true };
+}
+
+/** The rules of a connect request a JSON schema cannot say, in the `details` shape of schema failures. */
+function connectProblems(input: AccountConnectInput): ErrorDetail[] {
+  const problems: ErrorDetail[] = [];
+  if (input.credentials === undefined) {
+    if (input.sandbox === false) problems.push(required(['credentials'], 'object', 'A live account needs credentials'));
+    if (input.username === undefined) problems.push(required(['username'], 'string', 'A sandbox account needs a username'));
+    return problems;
+  }
+  if (input.sandbox === true) problems.push(custom(['sandbox'], 'false or absent', 'true', 'A sandbox account takes no credentials'));
+  for (const key of ['username', 'displayName'] as const) {
+    if (input[key] !== undefined) {
+      problems.push({ code: 'unrecognized_keys', expected: 'never', received: key, path: [key], message: `A live account's ${key} comes from the platform` });
+    }
+  }
+  const platform = LIVE_PLATFORMS[input.platform];
+  if (platform === undefined) {
+    problems.push(custom(['platform'], Object.keys(LIVE_PLATFORMS).join(' or '), input.platform, `Only ${Object.keys(LIVE_PLATFORMS).join(' and ')} accounts can be connected live; connect a sandbox account instead`));
+    return problems;
+  }
+  const given = input.credentials as Record<string, string>;
+  for (const key of platform.keys) {
+    if (given[key] === undefined) problems.push(required(['credentials', key], 'string', 'Required'));
+  }
+  for (const key of Object.keys(given)) {
+    if (!platform.keys.includes(key)) {
+      problems.push({ code: 'unrecognized_keys', expected: 'never', received: key, path: ['credentials', key], message: `${input.platform} takes no '${key}'` });
+    }
+  }
+  return problems;
+}
+
+function required(path: string[], expected: string, message: string): ErrorDetail {
+  return { code: 'invalid_type', expected, received: 'undefined', path, message };
+}
+
+function custom(path: string[], expected: string, received: string, message: string): ErrorDetail {
+  return { code: 'custom', expected, received, path, message };
+}
+
+/** By name: the domain knows publishers only by their types. */
+function isConnectError(error: unknown): error is ConnectError {
+  return error instanceof Error && error.name === 'ConnectError';
+}

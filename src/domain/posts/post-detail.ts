@@ -1,0 +1,37 @@
+import type { Kysely } from 'kysely';
+import { selectMediaIdsOfPost, selectTargetsWithAccounts, type PostRow, type TargetWithAccount } from '../../data/queries/posts.js';
+import type { Database } from '../../data/schema.js';
+import type { PostDetail, PostTarget } from '../api-types.js';
+import type { ErrorCategory } from '../../publishers/publisher.js';
+import { toPostView } from './post-view.js';
+
+/** A post with its media and targets, as getPost shows it. */
+export async function loadPostDetail(db: Kysely<Database>, post: PostRow): Promise<PostDetail> {
+  const [targets, mediaIds] = await Promise.all([selectTargetsWithAccounts(db, post.id), selectMediaIdsOfPost(db, post.id)]);
+  return { ...toPostView(post), mediaIds, targets: targets.map((t) => toTargetView(post, t)) };
+}
+
+function toTargetView(post: PostRow, t: TargetWithAccount): PostTarget {
+  const settledWithError = (t.state === 'failed' || t.state === 'unknown') && t.error_category !== null;
+  return {
+    accountId: t.account_id,
+    platform: t.platform,
+    username: t.username,
+    caption: t.caption_override ?? post.caption,
+    fields: t.fields,
+    threadParts: t.thread_parts,
+    status: t.state,
+    platformPostId: t.platform_post_id,
+    url: t.url,
+    publishedAt: t.published_at?.toISOString() ?? null,
+    error: settledWithError
+      ? {
+          message: t.error_message ?? '',
+          category: t.error_category as ErrorCategory,
+          retrying: t.state === 'failed' && t.next_attempt_at !== null,
+          attempts: t.attempts,
+          nextAttemptAt: t.state === 'failed' ? (t.next_attempt_at?.toISOString() ?? null) : null,
+        }
+      : null,
+  };
+}

@@ -1,0 +1,352 @@
+import type { Kysely } from 'kysely';
+import type { AccountRow } from '../../data/queries/accounts.js';
+import type { MediaRow } from '../../data/queries/media.js';
+import type { PostRow } from '../../data/queries/posts.js';
+import {
+  insertPartsIfMissing,
+  selectAccountsByIds,
+  selectMediaOfPost,
+  selectNextDuePostForUpdate,
+  selectPartsOfTarget,
+  selectPostForUpdate,
+  selectTargetsOfPost,
+  updateAccount,
+  updateCredentialsIfVersion,
+  updatePart,
+  updatePost,
+  updateTarget,
+  updateTargetOfAttempt,
+  type PartRow,
+  type TargetRow,
+} from '../../data/queries/publishing.js';
+import type { Database } from '../../data/schema.js';
+import type { ErrorCategory, MediaToPublish, PublishOutcome, PublishedPart } from '../../publishers/publisher.js';
+import type { PublisherRegistry } from '../../publishers/registry.js';
+import type { PublicationQueue } from '../../queue/publication-queue.js';
+import type { CredentialVault } from '../../secrets/credential-vault.js';
+import type { MediaStorage } from '../../storage/media-storage.js';
+import { partTexts } from './parts.js';
+import { backoffMs, type PublishingSettings } from './settings.js';
+import { summarisePostStatus } from './status.js';
+
+/** What the publishing road needs; a worker and a request build it from the same parts. */
+export interface PublishingDeps {
+  db: Kysely<Database>;
+  queue: PublicationQueue;
+  publishers: PublisherRegistry;
+  vault: CredentialVault;
+  storage: MediaStorage;
+  settings: PublishingSettings;
+  now(): Date;
+  log: PublishingLog;
+}
+
+/** The slice of a pino logger the road writes to; never given credentials. */
+export interface PublishingLog {
+  info(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
+
+/** A target a worker holds: the attempt it made, and what it needs to call the platform. */
+interface ClaimedTarget {
+  target: TargetRow;
+  attempt: number;
+  account: AccountRow;
+  parts: PartRow[];
+}
+
+interface Claim {
+  post: PostRow;
+  targets: ClaimedTarget[];
+  media: MediaRow[];
+}
+
+/** Acts on one post a job woke a worker for; a post with nothing due is left alone. */
+export async function publishPostIfDue(deps: PublishingDeps, postId: string): Promise<void> {
+  const claim = await deps.db.transaction().execute(async (trx) => {
+    const post = await selectPostForUpdate(trx, postId);
+    return post === undefined ? null : claimTargets(trx, deps, post);
+  });
+  if (claim !== null) await publishClaim(deps, claim);
+}
+
+/** Acts on the next due post no other worker holds; false when there is none. */
+export async function publishNextDuePost(deps: PublishingDeps): Promise<boolean> {
+  const claim = await deps.db.transaction().execute(async (trx) => {
+    const post = await selectNextDuePostForUpdate(trx, deps.now());
+    return post === undefined ? undefined : claimTargets(trx, deps, post);
+  });
+  if (claim === undefined) return false;
+  if (claim !== null) await publishClaim(deps, claim);
+  return true;
+}
+
+/**
+ * Inside the post's lock: settles the targets that cannot go out (a disconnected account, a post
+ * too late), takes the ones that can, records the attempt before any platform call, and arms a
+ * job for the next time something is due (a lease running out is such a time, so a worker that
+ * dies mid-call is followed up). Null when nothing could be taken now.
+ */
+async function claimTargets(trx: Kysely<Database>, deps: PublishingDeps, post: PostRow): Promise<Claim | null> {
+  const now = deps.now();
+  if (post.status !== 'scheduled' && post.status !== 'publishing') return null;
+  if (post.scheduled_at === null || post.scheduled_at > now) return null;
+
+  const targets = await selectTargetsOfPost(trx, post.id);
+  const accounts = new Map((await selectAccountsByIds(trx, targets.map((t) => t.account_id))).map((a) => [a.id, a]));
+  const lateBy = now.getTime() - post.scheduled_at.getTime();
+  // Lateness is judged once, when a scheduled post is first taken; a post already publishing is not late.
+  const tooLate = post.status === 'scheduled' && lateBy > deps.settings.maxLatenessMs;
+  const claimed: ClaimedTarget[] = [];
+  const wakeTimes: Date[] = [];
+
+  for (const target of targets) {
+    const account = accounts.get(target.account_id);
+    if (account === undefined) throw new Error(`account ${target.account_id} of ${post.id} is missing`);
+    const due =
+      target.state === 'pending' ||
+      (target.state === 'failed' && target.next_attempt_at !== null && target.next_attempt_at <= now) ||
+      (target.state === 'publishing' && target.lease_until !== null && target.lease_until < now);
+    if (!due) {
+      if (target.state === 'publishing' && target.lease_until !== null) wakeTimes.push(target.lease_until);
+      if (target.state === 'failed' && target.next_attempt_at !== null) wakeTimes.push(target.next_attempt_at);
+      continue;
+    }
+    const refusal = refusalOf(account, tooLate ? lateBy : null, deps.settings);
+    if (refusal !== null) {
+      const failed = settleFailed(refusal.category, refusal.message);
+      await updateTarget(trx, post.id, target.account_id, failed);
+      Object.assign(target, failed);
+      continue;
+    }
+    if (account.next_publish_at !== null && account.next_publish_at > now) {
+      wakeTimes.push(account.next_publish_at);
+      continue;
+    }
+    const publisher = deps.publishers.for(account);
+    const texts = partTexts({ caption: target.caption_override ?? post.caption, threadParts: target.thread_parts, firstComment: post.first_comment });
+    // Material is chosen once, before the first call, and kept: every retry repeats the same call.
+    await insertPartsIfMissing(
+      trx,
+      texts.map((_, position) => {
+        const material = publisher?.newPartMaterial(now) ?? { key: `${post.id}.${target.account_id}.${position}`, createdAt: now.toISOString() };
+        return { post_id: post.id, account_id: target.account_id, position, material_key: material.key, material_created_at: material.createdAt, platform_post_id: null, url: null, cid: null, published_at: null };
+      }),
+    );
+    const attempt = target.attempts + 1;
+    const leaseUntil = new Date(now.getTime() + deps.settings.leaseMs);
+    const taken = {
+      state: 'publishing' as const,
+      attempts: attempt,
+      lease_until: leaseUntil,
+      first_attempt_at: target.first_attempt_at ?? now,
+      in_doubt: target.in_doubt || target.state === 'publishing',
+      next_attempt_at: null,
+    };
+    await updateTarget(trx, post.id, target.account_id, taken);
+    Object.assign(target, taken);
+    if (account.mode === 'live') {
+      const base = account.next_publish_at !== null && account.next_publish_at > now ? account.next_publish_at : now;
+      await updateAccount(trx, account.id, { next_publish_at: new Date(base.getTime() + deps.settings.liveSpacingMs) });
+    }
+    wakeTimes.push(leaseUntil);
+    claimed.push({ target, attempt, account, parts: await selectPartsOfTarget(trx, post.id, target.account_id) });
+  }
+
+  const status = summarisePostStatus(targets.map(standing));
+  await updatePost(trx, post.id, { status, updated_at: now, publish_job_id: await rearm(trx, deps, post, status, wakeTimes) });
+  if (claimed.length === 0) return null;
+  return { post: { ...post, status }, targets: claimed, media: await selectMediaOfPost(trx, post.id) };
+}
+
+/** Why a due target cannot go out at all; null when it can. */
+function refusalOf(account: AccountRow, lateBy: number | null, settings: PublishingSettings): { category: ErrorCategory; message: string } | null {
+  if (account.disconnected_at !== null) return { category: 'auth_expired', message: 'The account was disconnected before this post was published' };
+  if (account.health === 'needs_reconnect') {
+    return { category: 'auth_expired', message: `The account needs to be reconnected: ${account.health_message ?? 'the platform refused its credentials'}` };
+  }
+  if (lateBy !== null) {
+    return {
+      category: 'system_error',
+      message: `Not published: it came due ${Math.round(lateBy / 60_000)} minutes ago, while no worker was running, which is later than the ${Math.round(settings.maxLatenessMs / 60_000)}-minute lateness bound; retry the post to publish it now`,
+    };
+  }
+  return null;
+}
+
+function settleFailed(category: ErrorCategory, message: string) {
+  return { state: 'failed' as const, error_category: category, error_message: message, next_attempt_at: null, lease_until: null };
+}
+
+function standing(target: TargetRow) {
+  return { state: target.state, retrying: target.state === 'failed' && target.next_attempt_at !== null };
+}
+
+/** Replaces the post's job with one at the soonest wake time (none once the post is settled). */
+async function rearm(trx: Kysely<Database>, deps: PublishingDeps, post: PostRow, status: string, wakeTimes: Date[]): Promise<string | null> {
+  if (post.publish_job_id !== null) await deps.queue.cancel(trx, post.publish_job_id);
+  if (status !== 'publishing' || wakeTimes.length === 0) return null;
+  const soonest = new Date(Math.min(...wakeTimes.map((t) => t.getTime())));
+  return deps.queue.wake(trx, post.id, soonest);
+}
+
+/** Calls the platforms for every target taken, side by side, and records each outcome. Never throws. */
+async function publishClaim(deps: PublishingDeps, claim: Claim): Promise<void> {
+  await Promise.all(claim.targets.map((claimed) => publishTarget(deps, claim, claimed)));
+}
+
+async function publishTarget(deps: PublishingDeps, claim: Claim, claimed: ClaimedTarget): Promise<void> {
+  const { post } = claim;
+  const { target, account, attempt } = claimed;
+  const outcome = await callPlatform(deps, claim, claimed).catch((error: unknown): PublishOutcome => {
+    // A publisher promises not to throw; if one does, the call may have gone out, so the next attempt is in doubt.
+    deps.log.error({ postId: post.id, accountId: account.id, err: error }, 'publisher threw');
+    return { kind: 'failed', category: 'system_error', message: 'Herald failed while publishing', retryable: true, retryAfter: null, mayHaveCommitted: true, credentialsRevoked: false };
+  });
+  // Nothing after the platform call may fail the step that made it: if this write fails, the target
+  // stays publishing, its lease runs out, and the next attempt repeats the same (idempotent) call.
+  await recordOutcome(deps, post.id, target, account, attempt, outcome).catch((error: unknown) => {
+    deps.log.error({ postId: post.id, accountId: account.id, err: error }, 'could not record a publishing outcome; the target will be retried when its lease ends');
+  });
+}
+
+async function callPlatform(deps: PublishingDeps, claim: Claim, claimed: ClaimedTarget): Promise<PublishOutcome> {
+  const { post } = claim;
+  const { target, account, parts } = claimed;
+  const publisher = deps.publishers.for(account);
+  if (publisher === undefined) {
+    return failedForGood('system_error', `This Herald cannot publish to ${account.platform} ${account.mode} accounts`);
+  }
+  let credentials: unknown = null;
+  if (account.mode === 'live') {
+    if (account.credentials === null) return failedForGood('auth_expired', 'The account has no stored credentials; connect it again');
+    try {
+      credentials = deps.vault.open(account.credentials);
+    } catch (error) {
+      return failedForGood('system_error', error instanceof Error ? error.message : 'The stored credentials cannot be read');
+    }
+  }
+  let version = account.credentials_version;
+  const texts = partTexts({ caption: target.caption_override ?? post.caption, threadParts: target.thread_parts, firstComment: post.first_comment });
+  const media = claim.media.map((row) => toMediaToPublish(deps.storage, row));
+  return publisher.publish(
+    {
+      account: { id: account.id, platform: account.platform, username: account.username, platformUserId: account.platform_user_id },
+      credentials,
+      parts: parts.map((part) => ({
+        index: part.position,
+        text: texts[part.position] ?? '',
+        media: part.position === 0 ? media : [],
+        material: { key: part.material_key, createdAt: part.material_created_at },
+        published: part.platform_post_id === null ? null : { platformPostId: part.platform_post_id, url: part.url, cid: part.cid },
+      })),
+      firstAttemptAt: target.first_attempt_at ?? deps.now(),
+      inDoubt: target.in_doubt,
+      now: deps.now(),
+    },
+    {
+      async credentialsRefreshed(next) {
+        try {
+          if (await updateCredentialsIfVersion(deps.db, account.id, version, deps.vault.seal(next as object))) version += 1;
+        } catch (error) {
+          deps.log.error({ accountId: account.id, err: error }, 'could not store refreshed credentials');
+        }
+      },
+      async partPublished(index, part) {
+        await updatePart(deps.db, { postId: post.id, accountId: account.id, position: index }, partResult(part, deps.now())).catch((error: unknown) => {
+          deps.log.error({ postId: post.id, accountId: account.id, err: error }, 'could not record a published part');
+        });
+      },
+    },
+  );
+}
+
+function failedForGood(category: ErrorCategory, message: string): PublishOutcome {
+  return { kind: 'failed', category, message, retryable: false, retryAfter: null, mayHaveCommitted: false, credentialsRevoked: false };
+}
+
+function partResult(part: PublishedPart, now: Date) {
+  return { platform_post_id: part.platformPostId, url: part.url, cid: part.cid, published_at: now };
+}
+
+function toMediaToPublish(storage: MediaStorage, row: MediaRow): MediaToPublish {
+  return {
+    id: row.id,
+    kind: row.kind,
+    mime: row.mime,
+    bytes: Number(row.bytes),
+    width: row.width,
+    height: row.height,
+    durationMs: row.duration_ms,
+    altText: row.alt_text,
+    open: async () => {
+      if (row.storage_key === null) throw new Error(`Media ${row.id} has no stored file to publish`);
+      return storage.open(row.storage_key);
+    },
+  };
+}
+
+/** Writes one target's outcome over the attempt that made it, and the post's status, in the post's lock. */
+async function recordOutcome(deps: PublishingDeps, postId: string, target: TargetRow, account: AccountRow, attempt: number, outcome: PublishOutcome): Promise<void> {
+  const now = deps.now();
+  await deps.db.transaction().execute(async (trx) => {
+    const post = await selectPostForUpdate(trx, postId);
+    if (post === undefined) return;
+    const values = outcomeValues(deps.settings, target, outcome, now);
+    if (!(await updateTargetOfAttempt(trx, postId, account.id, attempt, values))) return;
+    if (outcome.kind === 'published') {
+      for (const [index, part] of outcome.parts.entries()) {
+        await updatePart(trx, { postId, accountId: account.id, position: index }, partResult(part, now));
+      }
+    }
+    if (outcome.kind === 'failed' && outcome.credentialsRevoked) {
+      await updateAccount(trx, account.id, { health: 'needs_reconnect', health_message: outcome.message });
+    }
+    if (outcome.kind === 'failed' && outcome.retryAfter !== null) {
+      await updateAccount(trx, account.id, { next_publish_at: outcome.retryAfter });
+    }
+    const targets = await selectTargetsOfPost(trx, postId);
+    const status = summarisePostStatus(targets.map(standing));
+    const wakeTimes = targets.flatMap((t) => (t.state === 'failed' && t.next_attempt_at !== null ? [t.next_attempt_at] : t.state === 'publishing' && t.lease_until !== null ? [t.lease_until] : t.state === 'pending' ? [now] : []));
+    await updatePost(trx, postId, { status, updated_at: now, publish_job_id: await rearm(trx, deps, post, status, wakeTimes) });
+    deps.log.info({ postId, accountId: account.id, outcome: outcome.kind, status }, 'publishing outcome recorded');
+  });
+}
+
+function outcomeValues(settings: PublishingSettings, target: TargetRow, outcome: PublishOutcome, now: Date) {
+  const common = { lease_until: null, next_attempt_at: null };
+  switch (outcome.kind) {
+    case 'published': {
+      const first = outcome.parts[0];
+      return {
+        ...common,
+        state: 'published' as const,
+        platform_post_id: first?.platformPostId ?? null,
+        url: first?.url ?? null,
+        published_at: now,
+        in_doubt: false,
+        error_category: null,
+        error_message: null,
+      };
+    }
+    case 'unknown':
+      return { ...common, state: 'unknown' as const, error_category: 'platform_error', error_message: outcome.message };
+    case 'failed': {
+      const automatic = target.attempts + 1 - target.attempts_before_retry;
+      const retry = outcome.retryable && automatic < settings.maxAttempts;
+      let next: Date | null = null;
+      if (retry) {
+        const backoff = new Date(now.getTime() + backoffMs(settings, automatic));
+        next = outcome.retryAfter !== null && outcome.retryAfter > backoff ? outcome.retryAfter : backoff;
+      }
+      return {
+        ...common,
+        state: 'failed' as const,
+        next_attempt_at: next,
+        in_doubt: target.in_doubt || outcome.mayHaveCommitted,
+        error_category: outcome.category,
+        error_message: outcome.message,
+      };
+    }
+  }
+}

@@ -1,0 +1,70 @@
+import { CompiledQuery, type Kysely } from 'kysely';
+import PgBoss from 'pg-boss';
+import type { Database } from '../data/schema.js';
+
+/**
+ * When a worker should look at a post. The post's rows are the record of what to publish and
+ * what was published; a job only wakes a worker at a time. Jobs are sent and cancelled inside
+ * the caller's transaction, so a post is never scheduled without its job, and a job of a post
+ * that was rolled back never exists.
+ */
+export interface PublicationQueue {
+  /** Wakes a worker for the post at `runAt`; returns the job's id. */
+  wake(trx: Kysely<Database>, postId: string, runAt: Date): Promise<string>;
+  /** Cancels a job that has not run; a job that ran or is unknown is left as it is. */
+  cancel(trx: Kysely<Database>, jobId: string): Promise<void>;
+}
+
+export const PUBLISH_QUEUE = 'herald-publish';
+
+export interface PublishJob {
+  postId: string;
+}
+
+/** pg-boss (10.x, the last major for Node 20) on Herald's own connection, so that PGlite's single connection is shared. */
+export class PgBossQueue implements PublicationQueue {
+  readonly boss: PgBoss;
+
+  constructor(db: Kysely<Database>, options: { supervise: boolean }) {
+    this.boss = new PgBoss({
+      db: executorFor(db),
+      schema: 'pgboss',
+      supervise: options.supervise,
+      // Herald sends no cron jobs; the schedule poller would only cost queries.
+      schedule: false,
+      migrate: true,
+    });
+  }
+
+  /** Installs or upgrades pg-boss's schema and the publish queue; safe from several processes at once. */
+  async start(): Promise<void> {
+    await this.boss.start();
+    if ((await this.boss.getQueue(PUBLISH_QUEUE)) === null) await this.boss.createQueue(PUBLISH_QUEUE);
+  }
+
+  async stop(): Promise<void> {
+    await this.boss.stop({ graceful: true, close: false, wait: true });
+  }
+
+  async wake(trx: Kysely<Database>, postId: string, runAt: Date): Promise<string> {
+    const data: PublishJob = { postId };
+    // A job that runs and finds nothing due completes; pg-boss's own retries cover a worker crash in between.
+    const id = await this.boss.send(PUBLISH_QUEUE, data, { startAfter: runAt, retryLimit: 10, retryDelay: 5, retryBackoff: true, db: executorFor(trx) });
+    if (id === null) throw new Error(`pg-boss did not create the job for ${postId}`);
+    return id;
+  }
+
+  async cancel(trx: Kysely<Database>, jobId: string): Promise<void> {
+    await this.boss.cancel(PUBLISH_QUEUE, jobId, { db: executorFor(trx) });
+  }
+}
+
+/** pg-boss's database interface, run through Kysely: inside a transaction when given one. */
+function executorFor(db: Kysely<Database>): { executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> } {
+  return {
+    async executeSql(text, values = []) {
+      const result = await db.executeQuery(CompiledQuery.raw(text, values));
+      return { rows: result.rows };
+    },
+  };
+}

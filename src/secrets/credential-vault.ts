@@ -1,0 +1,4 @@
+export interface CredentialVault {
+  seal(value: object): string;
+  open<T>(sealed: string): T;
+}

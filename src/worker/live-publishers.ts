@@ -1,0 +1,6 @@
+import type { Publisher } from '../publishers/publisher.js';
+
+/** The platforms Herald publishes to for real, each through the SSRF-guarded fetch. */
+export function livePublishers(_fetch: typeof globalThis.fetch): Record<string, Publisher> {
+  return {};
+}

@@ -1,0 +1,67 @@
+import { publishNextDuePost, publishPostIfDue, type PublishingDeps } from '../domain/publishing/engine.js';
+import { selectNextDueWait } from '../data/queries/publishing.js';
+import type PgBoss from 'pg-boss';
+import { PUBLISH_QUEUE, type PgBossQueue, type PublishJob } from '../queue/publication-queue.js';
+
+/** How often a running worker also looks for due work by itself, beside its jobs (a safety net, never the only way). */
+const SWEEP_INTERVAL_MS = 30_000;
+/** The longest a draining worker sleeps before looking again at work other workers hold. */
+const DRAIN_POLL_MS = 250;
+
+export interface RunningWorker {
+  /** Stops taking work and waits for what is in hand. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Publishes posts as their jobs come due, `concurrency` at a time, and sweeps for due work now
+ * and then. Holds no state: any number of these run beside each other on one database.
+ */
+export async function startWorker(deps: PublishingDeps, queue: PgBossQueue, concurrency: number): Promise<RunningWorker> {
+  const handler = async (jobs: PgBoss.Job<PublishJob>[]): Promise<void> => {
+    await Promise.all(jobs.map((job) => publishPostIfDue(deps, job.data.postId)));
+  };
+  const workId = await queue.boss.work(PUBLISH_QUEUE, { batchSize: concurrency, pollingIntervalSeconds: 0.5 }, handler);
+  let sweeping: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    sweeping = sweeping.then(() => sweep(deps, concurrency)).catch((error: unknown) => deps.log.error({ err: error }, 'sweep for due posts failed'));
+  }, SWEEP_INTERVAL_MS);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await queue.boss.offWork({ id: workId });
+      await sweeping;
+    },
+  };
+}
+
+async function sweep(deps: PublishingDeps, concurrency: number): Promise<void> {
+  await Promise.all(Array.from({ length: concurrency }, () => drainLane(deps, false)));
+}
+
+/**
+ * Publishes everything due now, waits for what other workers hold, and returns once nothing due
+ * is left (`herald worker --once`), with how many posts it acted on. Retries scheduled for later
+ * are left to their time.
+ */
+export async function drain(deps: PublishingDeps, concurrency: number): Promise<number> {
+  const counts = await Promise.all(Array.from({ length: concurrency }, () => drainLane(deps, true)));
+  return counts.reduce((a, b) => a + b, 0);
+}
+
+/** Takes due posts one after another; returns how many it acted on. */
+async function drainLane(deps: PublishingDeps, waitForOthers: boolean): Promise<number> {
+  let acted = 0;
+  for (;;) {
+    if (await publishNextDuePost(deps)) {
+      acted += 1;
+      continue;
+    }
+    if (!waitForOthers) return acted;
+    const wait = await selectNextDueWait(deps.db, deps.now());
+    if (wait === null) return acted;
+    const ms = Math.min(DRAIN_POLL_MS, Math.max(10, wait.getTime() - deps.now().getTime()));
+    await new Promise((resolve) => setTimeout(resolve, ms));
+  }
+}

@@ -1,0 +1,57 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Kysely } from 'kysely';
+import { readEnvironment } from '../../src/config/environment.js';
+import type { Database } from '../../src/data/schema.js';
+import type { PublishingDeps } from '../../src/domain/publishing/engine.js';
+import type { PublishingSettings } from '../../src/domain/publishing/settings.js';
+import type { PublishingParts } from '../../src/operations-kit/context.js';
+import type { MediaStorage } from '../../src/storage/media-storage.js';
+import { startPublishingRuntime } from '../../src/worker/runtime.js';
+import { drain } from '../../src/worker/worker.js';
+
+export interface TestPublishing {
+  deps: PublishingDeps;
+  /** What the API's operations get. */
+  parts: PublishingParts;
+  /** Publishes everything due, as `herald worker --once` does; how many posts it acted on. */
+  drain(concurrency?: number): Promise<number>;
+  /** What the road logged, for tests that look for leaks. */
+  logged: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * The production road (queue, sandbox and live publishers, vault, SSRF guard allowing 127.0.0.1)
+ * on a test database, with settings a test can shorten: backoff in milliseconds, a short lease.
+ */
+export async function startTestPublishing(db: Kysely<Database>, storage: MediaStorage, settings: Partial<PublishingSettings> = {}): Promise<TestPublishing> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'herald-publishing-'));
+  const env = readEnvironment({
+    HERALD_DATA_DIR: dataDir,
+    HERALD_SECRET_KEY: randomBytes(32).toString('base64'),
+    HERALD_ALLOW_PRIVATE_NETWORK: 'true',
+  });
+  const logged: string[] = [];
+  const log = {
+    info: (fields: object, message: string) => logged.push(JSON.stringify({ ...fields, message })),
+    error: (fields: object, message: string) => logged.push(JSON.stringify({ ...fields, message })),
+  };
+  const runtime = await startPublishingRuntime(env, db, log, { supervise: false, storage });
+  const deps: PublishingDeps = {
+    ...runtime.deps,
+    settings: { ...runtime.deps.settings, backoffBaseMs: 50, maxBackoffMs: 200, liveSpacingMs: 0, ...settings },
+  };
+  return {
+    deps,
+    parts: runtime,
+    drain: (concurrency = 2) => drain(deps, concurrency),
+    logged,
+    async close() {
+      await runtime.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
