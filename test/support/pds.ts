@@ -32,6 +32,8 @@ export interface TestPds {
   /** The post at that rkey, or null when there is none. */
   getRecord(did: string, rkey: string): Promise<PdsRecord | null>;
   getBlob(did: string, cid: string): Promise<Buffer>;
+  /** Ends a session as a logout does: its refresh token is revoked. */
+  revokeSession(refreshJwt: string): Promise<void>;
   /** A correctly signed access token for the account whose expiry is already past. */
   expiredAccessJwt(did: string): string;
   close(): Promise<void>;
@@ -140,6 +142,14 @@ export async function startTestPds(options: { rateLimits?: boolean } = {}): Prom
       });
       if (!response.ok) throw new XrpcTestError('com.atproto.sync.getBlob', response.status, await response.text());
       return Buffer.from(await response.arrayBuffer());
+    },
+    async revokeSession(refreshJwt) {
+      const response = await fetch(`${url}/xrpc/com.atproto.server.deleteSession`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${refreshJwt}` },
+        signal: AbortSignal.timeout(15_000),
+      });
+      if (!response.ok) throw new XrpcTestError('com.atproto.server.deleteSession', response.status, await response.text());
     },
     expiredAccessJwt(did) {
       // Signed as the PDS signs access tokens (HS256 with its JWT secret), so only the expiry is wrong.

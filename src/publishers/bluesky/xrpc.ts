@@ -89,7 +89,7 @@ function networkMessage(thrown: unknown, host: string): string {
   if (thrown instanceof Error && (thrown.name === 'TimeoutError' || thrown.name === 'AbortError')) return `${host} did not answer in time`;
   const cause = thrown instanceof Error ? (thrown.cause as { code?: unknown } | undefined) : undefined;
   const code = typeof cause?.code === 'string' ? ` (${cause.code})` : '';
-  return `${host} could not be reached${code}`;
+  return `${host} did not answer${code}`;
 }
 
 export function hostOf(service: string): string {
