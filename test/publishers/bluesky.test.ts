@@ -339,6 +339,28 @@ describe('Bluesky publisher against a real PDS', { timeout: 90_000 }, () => {
       expect(records.map((r) => r.uri)).toEqual([part!.platformPostId]);
     });
 
+    test('a thread that fails midway reports the parts it published, and the next attempt goes on from there', async () => {
+      const { account, credentials } = await connected('through proxy');
+      const toPublish = parts(['one', 'two', 'three']);
+      let writes = 0;
+      proxy.plan(({ path }) => {
+        if (path !== '/xrpc/com.atproto.repo.putRecord') return undefined;
+        writes += 1;
+        return writes === 2 ? { kind: 'answer', status: 503, body: '{"error":"Unavailable","message":"Service Unavailable"}' } : undefined;
+      });
+      const first = await publish(credentials, toPublish);
+      expect(first.outcome).toMatchObject({ kind: 'failed', category: 'platform_error', retryable: true, mayHaveCommitted: true });
+      expect(first.published.map(([index]) => index)).toEqual([0]);
+
+      const resumed = toPublish.map((part) => ({ ...part, published: first.published.find(([index]) => index === part.index)?.[1] ?? null }));
+      const second = await publish(credentials, resumed);
+      expect(second.published.map(([index]) => index)).toEqual([1, 2]);
+      const records = await Promise.all(toPublish.map((part) => pds.getRecord(account.did, part.material.key)));
+      const root = { uri: records[0]!.uri, cid: records[0]!.cid };
+      expect(records.map((r) => r!.value.reply)).toEqual([undefined, { root, parent: root }, { root, parent: { uri: records[1]!.uri, cid: records[1]!.cid } }]);
+      expect(await pds.listRecords(account.did)).toHaveLength(3);
+    });
+
     test('a server error on the image upload is retried and nothing was written', async () => {
       const { account, credentials } = await connected('through proxy');
       proxy.plan(({ path }) => (path === '/xrpc/com.atproto.repo.uploadBlob' ? { kind: 'answer', status: 500, body: '{"error":"InternalServerError","message":"Internal Server Error"}' } : undefined));
