@@ -1,5 +1,5 @@
 import { TID } from '@atproto/common-web';
-import type { PartToPublish, PublishedPart, Publisher, PublishHooks, PublishOutcome, PublishRequest } from '../publisher.js';
+import type { MediaToPublish, PartToPublish, PublishedPart, Publisher, PublishHooks, PublishOutcome, PublishRequest } from '../publisher.js';
 import { classify, classifyRefresh, connectError, failed, isTokenError, type FailedOutcome, type Step } from './classify.js';
 import { detectFacets, imageEmbed, type BlobRef, type PostRecord, type StrongRef } from './record.js';
 import { createXrpc, type Xrpc, type XrpcCall, type XrpcFailure, type XrpcResult } from './xrpc.js';
@@ -93,9 +93,9 @@ class PublishRun {
   }
 
   async #publishPart(part: PartToPublish, reply: PostRecord['reply']): Promise<PublishedPart> {
-    const images: { media: PartToPublish['media'][number]; blob: BlobRef }[] = [];
+    if (part.media.some((media) => media.kind !== 'image')) throw new Halt(failed('media_error', 'Publishing a video to Bluesky is not supported yet'));
+    const images: { media: MediaToPublish; blob: BlobRef }[] = [];
     for (const media of part.media) {
-      if (media.kind !== 'image') throw new Halt(failed('media_error', 'Publishing a video to Bluesky is not supported yet'));
       const uploaded = await this.#authed<{ blob: BlobRef }>({ method: 'com.atproto.repo.uploadBlob', bytes: { data: await readMedia(media), mime: media.mime } });
       if (!uploaded.ok) throw this.#halt(uploaded.failure, 'upload');
       images.push({ media, blob: uploaded.data.blob });
@@ -166,7 +166,7 @@ class PublishRun {
   }
 }
 
-async function readMedia(media: PartToPublish['media'][number]): Promise<Uint8Array> {
+async function readMedia(media: MediaToPublish): Promise<Uint8Array> {
   try {
     const chunks: Buffer[] = [];
     for await (const chunk of await media.open()) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array));
