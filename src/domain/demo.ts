@@ -1,8 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../data/schema.js';
+import type { PublicationQueue } from '../queue/publication-queue.js';
 import { connectAccount } from './accounts.js';
 import { createApiKey } from './api-keys.js';
 import { addMedia } from './media/add-media.js';
+import { createPost } from './posts/create-post.js';
 import { createUser } from './users.js';
 
 export interface DemoSeed {
@@ -41,4 +43,23 @@ export async function seedDemo(db: Kysely<Database>, baseUrl: string): Promise<D
   const { id: keyId, key } = await createApiKey(db, userId, null);
   const curl = `curl -s -H 'Authorization: Bearer ${key}' ${baseUrl}/api/v1/accounts`;
   return { userId, accounts, media, key, keyId, curl };
+}
+
+export interface DemoPost {
+  postId: string;
+  scheduledAt: string;
+  curl: string;
+}
+
+/** A sandbox post to the demo's accounts, a minute ahead: the in-process worker publishes it while the user watches. */
+export async function scheduleDemoPost(db: Kysely<Database>, queue: PublicationQueue, seed: DemoSeed, baseUrl: string, now: Date): Promise<DemoPost> {
+  const scheduledAt = new Date(now.getTime() + 60_000).toISOString();
+  const { id } = await createPost(
+    db,
+    queue,
+    seed.userId,
+    { accountIds: seed.accounts.filter((a) => a.platform !== 'instagram').map((a) => a.id), caption: 'Hello from Herald: this post was scheduled a minute ahead.', postType: 'post', scheduledAt },
+    now,
+  );
+  return { postId: id, scheduledAt, curl: `curl -s -H 'Authorization: Bearer ${seed.key}' ${baseUrl}/api/v1/posts/${id}` };
 }

@@ -7,7 +7,7 @@ import type { DatabaseHandle } from '../data/database.js';
 import { migrateToLatest } from '../data/migrate.js';
 import { openDatabase } from '../data/open-database.js';
 import { countUsers } from '../data/queries/users.js';
-import { seedDemo, type DemoSeed } from '../domain/demo.js';
+import { scheduleDemoPost, seedDemo, type DemoPost, type DemoSeed } from '../domain/demo.js';
 import { FfprobeMediaProbe } from '../probe/ffprobe-media-probe.js';
 import { LocalDiskStorage } from '../storage/local-disk-storage.js';
 import { startPublishingRuntime, type PublishingRuntime } from '../worker/runtime.js';
@@ -25,7 +25,7 @@ export interface RunningServer {
 
 export interface ServerHooks {
   /** Told about the demo seeded on a first start, so the CLI can show its key once. */
-  onDemoSeeded?: (seed: DemoSeed) => void;
+  onDemoSeeded?: (seed: DemoSeed, post: DemoPost) => void;
 }
 
 /** How long to wait between attempts to reach a database that is not up yet. */
@@ -62,10 +62,11 @@ export async function startServer(env: Environment, hooks: ServerHooks = {}): Pr
           const applied = await migrateToLatest(handle.db);
           if (applied.length > 0) app.log.info({ migrations: applied }, 'migrations applied');
         }
-        if (env.demoOnFirstStart && (await countUsers(handle.db)) === 0) {
-          hooks.onDemoSeeded?.(await seedDemo(handle.db, url));
-        }
         runtime = await startPublishingRuntime(env, handle.db, app.log, { supervise: env.inProcessWorker, storage });
+        if (env.demoOnFirstStart && (await countUsers(handle.db)) === 0) {
+          const seed = await seedDemo(handle.db, url);
+          hooks.onDemoSeeded?.(seed, await scheduleDemoPost(handle.db, runtime.queue, seed, url, new Date()));
+        }
         state.attach(handle.db, runtime);
         if (env.inProcessWorker) worker = await startWorker(runtime.deps, runtime.queue, env.workerConcurrency);
         return;

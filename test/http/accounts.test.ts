@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { connectAccount, disconnectAccount } from '../../src/domain/accounts.js';
 import { addMember, createOrganization } from '../../src/domain/users.js';
-import { useTestApi, type Schemas } from '../support/api.js';
+import { useTestApi, type InvalidRequest, type Schemas } from '../support/api.js';
 import { account, userWithKey } from '../support/fixtures.js';
 
 const api = useTestApi();
@@ -22,8 +22,8 @@ describe('GET /api/v1/accounts', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       data: [
-        { id: own.id, platform: 'x', username: 'ada', displayName: 'Ada L.' },
-        { id: shared.id, platform: 'linkedin', username: 'acme', displayName: null },
+        { id: own.id, platform: 'x', username: 'ada', displayName: 'Ada L.', mode: 'sandbox', health: 'ok', healthMessage: null },
+        { id: shared.id, platform: 'linkedin', username: 'acme', displayName: null, mode: 'sandbox', health: 'ok', healthMessage: null },
       ],
     });
 
@@ -36,5 +36,47 @@ describe('GET /api/v1/accounts', () => {
     const res = await api.request({ method: 'GET', url: '/api/v1/accounts', key: lone.key });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ data: [] });
+  });
+});
+
+describe('POST /api/v1/accounts (sandbox)', () => {
+  it('connects a sandbox account for the caller, listed with mode sandbox', async () => {
+    const u = await userWithKey(api.db);
+    const res = await api.request<Schemas['Account']>({ method: 'POST', url: '/api/v1/accounts', key: u.key, body: { platform: 'tiktok', username: 'ada', displayName: 'Ada' } });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({ id: expect.stringMatching(/^acc_/) as unknown, platform: 'tiktok', username: 'ada', displayName: 'Ada', mode: 'sandbox', health: 'ok', healthMessage: null });
+    const listed = await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: u.key });
+    expect(listed.body.data).toEqual([res.body]);
+    const row = await api.db.selectFrom('accounts').select(['owner_user_id', 'credentials']).where('id', '=', res.body.id).executeTakeFirstOrThrow();
+    expect(row).toEqual({ owner_user_id: u.userId, credentials: null });
+  });
+
+  it.each([
+    [{ platform: 'x' }, [{ path: ['username'], code: 'invalid_type' }]],
+    [{ platform: 'x', sandbox: false, username: 'a' }, [{ path: ['credentials'], code: 'invalid_type' }]],
+    [{ platform: 'x', credentials: { instance: 'https://example.com', accessToken: 't' } }, [{ path: ['platform'], code: 'custom' }]],
+    [{ platform: 'mastodon', sandbox: true, credentials: { instance: 'https://example.com', accessToken: 't' } }, [{ path: ['sandbox'], code: 'custom' }]],
+    [{ platform: 'bluesky', credentials: { service: 'https://example.com', identifier: 'a' } }, [{ path: ['credentials', 'appPassword'], code: 'invalid_type' }]],
+    [{ platform: 'mastodon', username: 'me', credentials: { instance: 'https://example.com', accessToken: 't', appPassword: 'p' } }, [{ path: ['username'], code: 'unrecognized_keys' }, { path: ['credentials', 'appPassword'], code: 'unrecognized_keys' }]],
+    [{ platform: 'myspace', username: 'a' }, [{ path: ['platform'], code: 'invalid_enum_value' }]],
+  ])('refuses %j with details naming the field, and connects nothing', async (body, expected) => {
+    const u = await userWithKey(api.db);
+    const res = await api.request<InvalidRequest>({ method: 'POST', url: '/api/v1/accounts', key: u.key, body });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('Invalid request');
+    expect(res.body.details.map((d) => ({ path: d.path, code: d.code }))).toEqual(expected);
+    expect(await api.db.selectFrom('accounts').select('id').where('owner_user_id', '=', u.userId).execute()).toEqual([]);
+  });
+});
+
+describe('DELETE /api/v1/accounts/{id}', () => {
+  it("disconnects the caller's account, and answers 404 for anyone else's", async () => {
+    const ada = await userWithKey(api.db);
+    const bob = await userWithKey(api.db);
+    const id = await account(api.db, ada.userId);
+    expect(await api.request({ method: 'DELETE', url: `/api/v1/accounts/${id}`, key: bob.key })).toMatchObject({ status: 404, body: { error: 'Account not found' } });
+    expect(await api.request({ method: 'DELETE', url: '/api/v1/accounts/acc_nope', key: ada.key })).toMatchObject({ status: 404 });
+    expect(await api.request({ method: 'DELETE', url: `/api/v1/accounts/${id}`, key: ada.key })).toMatchObject({ status: 200, body: { success: true } });
+    expect((await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: ada.key })).body.data).toEqual([]);
   });
 });

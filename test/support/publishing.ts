@@ -20,6 +20,8 @@ export interface TestPublishing {
   drain(concurrency?: number): Promise<number>;
   /** What the road logged, for tests that look for leaks. */
   logged: string[];
+  /** Moves the workers' clock (only theirs: the API keeps real time), so a post comes due without waiting. */
+  advance(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -40,8 +42,10 @@ export async function startTestPublishing(db: Kysely<Database>, storage: MediaSt
     error: (fields: object, message: string) => logged.push(JSON.stringify({ ...fields, message })),
   };
   const runtime = await startPublishingRuntime(env, db, log, { supervise: false, storage });
+  let offsetMs = 0;
   const deps: PublishingDeps = {
     ...runtime.deps,
+    now: () => new Date(Date.now() + offsetMs),
     settings: { ...runtime.deps.settings, backoffBaseMs: 50, maxBackoffMs: 200, liveSpacingMs: 0, ...settings },
   };
   return {
@@ -49,6 +53,9 @@ export async function startTestPublishing(db: Kysely<Database>, storage: MediaSt
     parts: runtime,
     drain: (concurrency = 2) => drain(deps, concurrency),
     logged,
+    advance(ms) {
+      offsetMs += ms;
+    },
     async close() {
       await runtime.stop();
       rmSync(dataDir, { recursive: true, force: true });

@@ -9,13 +9,14 @@ export function serveCommand(): Command {
       // Loaded here, not at start: the HTTP stack (Fastify, Ajv, the glue) would slow every other command.
       const { closeOnSignals, startServer } = await import('../../http/server.js');
       const server = await startServer(env, {
-        onDemoSeeded: (seed) => {
+        onDemoSeeded: (seed, post) => {
           process.stdout.write(
             [
               '',
-              `Demo data created for user ${seed.userId}: accounts ${seed.accounts.map((a) => `${a.platform} ${a.id}`).join(', ')}.`,
+              `Demo data created for user ${seed.userId}: sandbox accounts ${seed.accounts.map((a) => `${a.platform} ${a.id}`).join(', ')}.`,
               `Demo API key (shown once, keep it): ${seed.key}`,
               `Try it: ${seed.curl}`,
+              `A sandbox post is scheduled for ${post.scheduledAt}; a minute from now, see it published: ${post.curl}`,
               '',
             ].join('\n'),
           );

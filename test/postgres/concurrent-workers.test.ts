@@ -1,0 +1,66 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../src/domain/ids.js';
+import { PgBossQueue } from '../../src/queue/publication-queue.js';
+import { herald, json } from '../support/cli.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { account, userWithKey } from '../support/fixtures.js';
+
+const POSTS = 1000;
+const TARGETS = 3;
+
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await createTestDatabase();
+  const queue = new PgBossQueue(database.db, { supervise: false });
+  await queue.start();
+  await queue.stop();
+});
+afterAll(async () => {
+  await database?.close();
+});
+
+describe('three herald worker processes on one Postgres', () => {
+  it('publish a thousand due posts of three targets, each target exactly once, none left behind', async () => {
+    const { userId } = await userWithKey(database.db);
+    const accounts = [await account(database.db, userId, 'x', 'a'), await account(database.db, userId, 'linkedin', 'b'), await account(database.db, userId, 'threads', 'c')];
+    // Due a second ago, as after a short outage: well within the lateness bound.
+    const due = new Date(Date.now() - 1000);
+    const posts = Array.from({ length: POSTS }, (_, i) => ({ id: newId('post'), user_id: userId, caption: `post ${i}`, post_type: 'post', status: 'scheduled' as const, scheduled_at: due }));
+    for (let i = 0; i < POSTS; i += 250) {
+      const chunk = posts.slice(i, i + 250);
+      await database.db.insertInto('posts').values(chunk).execute();
+      await database.db
+        .insertInto('post_targets')
+        .values(chunk.flatMap((p) => accounts.map((account_id, position) => ({ post_id: p.id, account_id, position, fields: null, thread_parts: null }))))
+        .execute();
+    }
+
+    const env = { DATABASE_URL: database.url ?? '', HERALD_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'), HERALD_DATA_DIR: '/nonexistent-herald-data' };
+    const started = Date.now();
+    const results = await Promise.all([1, 2, 3].map(() => herald(['worker', '--once'], env)));
+    const seconds = (Date.now() - started) / 1000;
+    const handled = results.map((r) => json<{ posts: number }>(r).posts);
+    // Every post was taken by exactly one worker: the counts add up.
+    expect(handled.reduce((a, b) => a + b, 0)).toBe(POSTS);
+
+    const perTarget = await database.db
+      .selectFrom('sandbox_outbox')
+      .select(['account_id', sql<number>`count(*)::int`.as('n')])
+      .groupBy('account_id')
+      .orderBy('account_id')
+      .execute();
+    expect(perTarget).toEqual([...accounts].sort().map((account_id) => ({ account_id, n: POSTS })));
+    const parts = await database.db
+      .selectFrom('target_parts as p')
+      .innerJoin('sandbox_outbox as o', 'o.platform_post_id', 'p.material_key')
+      .select(sql<number>`count(*)::int`.as('n'))
+      .executeTakeFirstOrThrow();
+    expect(parts.n).toBe(POSTS * TARGETS);
+    const left = await database.db.selectFrom('post_targets').select('state').where('state', '<>', 'published').execute();
+    expect(left).toEqual([]);
+    const statuses = await database.db.selectFrom('posts').select(['status', sql<number>`count(*)::int`.as('n')]).groupBy('status').execute();
+    expect(statuses).toEqual([{ status: 'published', n: POSTS }]);
+    process.stdout.write(`[bench] 3 workers published ${POSTS} posts × ${TARGETS} targets in ${seconds.toFixed(1)} s (${(POSTS / seconds).toFixed(0)} posts/s)\n`);
+  }, 240_000);
+});
