@@ -130,7 +130,8 @@ export function createGuardedFetch(options: GuardedFetchOptions): typeof globalT
     const signals = [requestInit.signal, timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs)];
     const present = signals.filter((s): s is AbortSignal => s !== undefined && s !== null);
     try {
-      const response = await undiciFetch(url, {
+      // undici's own Response: the global one's interface, though `instanceof Response` is false.
+      return await undiciFetch(url, {
         ...(requestInit as UndiciInit),
         body: toUndiciBody(requestInit.body),
         ...(requestInit.body instanceof ReadableStream ? { duplex: 'half' } : {}),
@@ -138,8 +139,6 @@ export function createGuardedFetch(options: GuardedFetchOptions): typeof globalT
         redirect: 'manual',
         dispatcher,
       });
-      // undici's own Response class: the same interface as the global one, though not the same class.
-      return response as unknown as Response;
     } catch (err) {
       if (err instanceof Error && err.cause instanceof UrlNotAllowedError) throw err.cause;
       throw err;
