@@ -78,7 +78,7 @@ describe('PATCH /api/v1/posts/{id}', () => {
     const res = await api.request<PostDetail>({ method: 'PATCH', url: `/api/v1/posts/${id}`, key: u.key, body: { scheduledAt: null } });
     expect(res.body).toMatchObject({ status: 'draft', scheduledAt: null });
     expect((await jobs(id)).map((j) => j.state)).toEqual(['cancelled']);
-    api.publishing.advance(2 * MINUTE);
+    api.publishing.runAhead(2 * MINUTE);
     await api.publishing.drain();
     expect((await detail(u, id)).status).toBe('draft');
     expect(await outboxCount(x)).toBe(0);
@@ -155,7 +155,7 @@ describe('DELETE /api/v1/posts/{id}', () => {
     const id = await create(u, { accountIds: [x], caption: 'a', scheduledAt: inMs(MINUTE) });
     expect(await api.request({ method: 'DELETE', url: `/api/v1/posts/${id}`, key: u.key })).toMatchObject({ status: 200 });
     expect((await jobs(id)).map((j) => j.state)).toEqual(['cancelled']);
-    api.publishing.advance(2 * MINUTE);
+    api.publishing.runAhead(2 * MINUTE);
     expect(await api.publishing.drain()).toBe(0);
     expect(await outboxCount(x)).toBe(0);
   });
@@ -168,7 +168,7 @@ describe('lateness', () => {
     const late = await create(u, { accountIds: [x], caption: 'slightly late', scheduledAt: inMs(MINUTE) });
     const stale = await create(u, { accountIds: [x], caption: 'stale', scheduledAt: inMs(2 * MINUTE) });
     // The service was "down" until 1h 1m 30s after now: one post is 1h 30s late, the other 59m 30s late.
-    api.publishing.advance(HOUR + MINUTE + 30_000);
+    api.publishing.runAhead(HOUR + MINUTE + 30_000);
     await api.publishing.drain();
     const [a, b] = [await detail(u, late), await detail(u, stale)];
     expect(a.status).toBe('failed');
@@ -193,7 +193,7 @@ describe('disconnecting an account', () => {
     const li = await account(api.db, u.userId, 'linkedin');
     const id = await create(u, { accountIds: [x, li], caption: 'a', scheduledAt: inMs(MINUTE) });
     expect(await api.request({ method: 'DELETE', url: `/api/v1/accounts/${li}`, key: u.key })).toMatchObject({ status: 200, body: { success: true } });
-    api.publishing.advance(2 * MINUTE);
+    api.publishing.runAhead(2 * MINUTE);
     await api.publishing.drain();
     const post = await detail(u, id);
     expect(post.status).toBe('partial');

@@ -46,7 +46,7 @@ describe('a scheduled post on sandbox accounts', () => {
     expect((await detail(u, id)).status).toBe('scheduled');
     expect(await outbox(x)).toEqual([]);
 
-    api.publishing.advance(MINUTE + 1000);
+    api.publishing.runAhead(MINUTE + 1000);
     expect(await api.publishing.drain()).toBe(1);
 
     const post = await detail(u, id);
@@ -77,7 +77,7 @@ describe('a scheduled post on sandbox accounts', () => {
     const x = await account(api.db, u.userId);
     const draft = await api.request<{ id: string }>({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [x], caption: 'draft' } });
     const later = await schedule(u, { accountIds: [x], caption: 'later' }, 3 * 3_600_000);
-    api.publishing.advance(2 * 3_600_000);
+    api.publishing.runAhead(2 * 3_600_000);
     await api.publishing.drain();
     expect((await detail(u, draft.body.id)).status).toBe('draft');
     expect((await detail(u, later)).status).toBe('scheduled');
@@ -88,7 +88,7 @@ describe('a scheduled post on sandbox accounts', () => {
     const u = await userWithKey(api.db);
     const th = await account(api.db, u.userId, 'threads', 'ada');
     const id = await schedule(u, { accountIds: [th], postType: 'thread', threadParts: { [th]: ['one', 'two', 'three'] }, firstComment: 'comment' });
-    api.publishing.advance(2 * MINUTE);
+    api.publishing.runAhead(2 * MINUTE);
     await api.publishing.drain();
     const rows = await outbox(th);
     expect(rows.map((r) => r.text)).toEqual(['one', 'two', 'three', 'comment']);

@@ -20,8 +20,8 @@ export interface TestPublishing {
   drain(concurrency?: number): Promise<number>;
   /** What the road logged, for tests that look for leaks. */
   logged: string[];
-  /** Moves the workers' clock (only theirs: the API keeps real time), so a post comes due without waiting. */
-  advance(ms: number): void;
+  /** Sets the workers' clock this far ahead of real time (only theirs: the API keeps real time), so a post comes due without waiting. */
+  runAhead(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -53,8 +53,8 @@ export async function startTestPublishing(db: Kysely<Database>, storage: MediaSt
     parts: runtime,
     drain: (concurrency = 2) => drain(deps, concurrency),
     logged,
-    advance(ms) {
-      offsetMs += ms;
+    runAhead(ms) {
+      offsetMs = ms;
     },
     async close() {
       await runtime.stop();
