@@ -11,15 +11,21 @@ interface Answer {
  * What the proxy does to one request instead of passing it through:
  * - `answer`: replies itself; the server never sees the request;
  * - `commitThenAnswer`: the server handles the request (the write happens), the client gets this reply;
- * - `commitThenDestroy`: the server handles the request, the client's connection is cut before any reply.
+ * - `commitThenDestroy`: the server handles the request, the client's connection is cut before any reply;
+ * - `commitThenHang`: the server handles the request, the client waits for a reply that never comes
+ *   (until it gives up, or is killed: a worker dying mid-call).
  */
-export type Fault = ({ kind: 'answer' } & Answer) | ({ kind: 'commitThenAnswer' } & Answer) | { kind: 'commitThenDestroy' };
+export type Fault =
+  | ({ kind: 'answer' } & Answer)
+  | ({ kind: 'commitThenAnswer' } & Answer)
+  | { kind: 'commitThenDestroy' }
+  | { kind: 'commitThenHang' };
 
 export interface ProxiedRequest {
   method: string;
   /** The path without its query string, e.g. /xrpc/com.atproto.repo.putRecord. */
   path: string;
-  /** The status the client saw; 0 when its connection was cut. */
+  /** The status the client saw; 0 when it got none (its connection cut, or left hanging). */
   status: number;
 }
 
@@ -73,6 +79,8 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       upstreamRes.on('end', () => {
         if (fault.kind === 'commitThenDestroy') {
           req.socket.destroy();
+          done(0);
+        } else if (fault.kind === 'commitThenHang') {
           done(0);
         } else {
           reply(res, fault);
