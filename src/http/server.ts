@@ -11,6 +11,7 @@ import { seedDemo, type DemoSeed } from '../domain/demo.js';
 import { FfprobeMediaProbe } from '../probe/ffprobe-media-probe.js';
 import { LocalDiskStorage } from '../storage/local-disk-storage.js';
 import { buildApp } from './app.js';
+import { LOG_REDACTION } from './log-redaction.js';
 import { ServiceState } from './service-state.js';
 
 export interface RunningServer {
@@ -39,7 +40,7 @@ export async function startServer(env: Environment, hooks: ServerHooks = {}): Pr
     probe: new FfprobeMediaProbe(),
     maxUploadBytes: env.maxUploadBytes,
   });
-  const app = await buildApp({ context: state, logger: { level: env.logLevel } });
+  const app = await buildApp({ context: state, logger: { level: env.logLevel, redact: LOG_REDACTION } });
   await app.listen({ host: env.host, port: env.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : env.port;
