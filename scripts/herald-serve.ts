@@ -5,6 +5,8 @@ export interface ServeProcess {
   url: string;
   /** SIGTERM, then waits for it to exit; its exit code. */
   stop(): Promise<number | null>;
+  /** Everything it printed so far, stdout and stderr. */
+  output(): string;
 }
 
 /**
@@ -14,6 +16,8 @@ export interface ServeProcess {
 export async function startHeraldServe(nodeArgs: string[], env: Record<string, string>): Promise<ServeProcess> {
   const child = spawn(process.execPath, [...nodeArgs, 'serve'], { env: { ...env, HOST: '127.0.0.1', PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  let printed = '';
+  for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk: Buffer) => (printed += chunk.toString()));
   const stop = () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     return exited;
@@ -21,10 +25,8 @@ export async function startHeraldServe(nodeArgs: string[], env: Record<string, s
   try {
     const url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('herald serve did not become ready in 60 s')), 60_000);
-      let output = '';
-      child.stdout.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        const ready = /Herald is ready at (\S+)/.exec(output);
+      child.stdout.on('data', () => {
+        const ready = /Herald is ready at (\S+)/.exec(printed);
         if (ready?.[1] !== undefined) {
           clearTimeout(timer);
           resolve(ready[1]);
@@ -35,7 +37,7 @@ export async function startHeraldServe(nodeArgs: string[], env: Record<string, s
         reject(new Error(`herald serve exited with ${code}`));
       });
     });
-    return { url, stop };
+    return { url, stop, output: () => printed };
   } catch (err) {
     await stop();
     throw err;

@@ -13,6 +13,7 @@ import { LocalDiskStorage } from '../storage/local-disk-storage.js';
 import { startPublishingRuntime, type PublishingRuntime } from '../worker/runtime.js';
 import { startWorker, type RunningWorker } from '../worker/worker.js';
 import { buildApp } from './app.js';
+import { LOG_REDACTION } from './log-redaction.js';
 import { ServiceState } from './service-state.js';
 
 export interface RunningServer {
@@ -42,7 +43,7 @@ export async function startServer(env: Environment, hooks: ServerHooks = {}): Pr
     probe: new FfprobeMediaProbe(),
     maxUploadBytes: env.maxUploadBytes,
   });
-  const app = await buildApp({ context: state, logger: { level: env.logLevel } });
+  const app = await buildApp({ context: state, logger: { level: env.logLevel, redact: LOG_REDACTION } });
   await app.listen({ host: env.host, port: env.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : env.port;
