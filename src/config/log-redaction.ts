@@ -1,12 +1,32 @@
+/** Keys that hold a secret wherever they appear in a logged object: platform tokens, passwords, sealed credentials. */
+const SECRET_KEYS = [
+  'credentials',
+  'accessToken',
+  'refreshToken',
+  'appPassword',
+  'password',
+  'accessJwt',
+  'refreshJwt',
+  'secret',
+  // Mastodon's OAuth answers spell them this way.
+  'access_token',
+  'refresh_token',
+  'client_secret',
+];
+
+/** pino paths match one level each; three levels under the logged object cover what Herald logs (an account, a job, its data). */
+const DEPTHS = ['', '*.', '*.*.', '*.*.*.'];
+
 /**
- * What pino blanks out of every log line, in the API and in workers: the API key, and any
- * credential a platform call or a connect request carries, wherever it sits in a logged object.
+ * pino's `redact` for every logger of the service (the API's and the workers'): the Authorization header wherever a request or
+ * its headers are logged, and the secret keys above at any depth pino paths can express here.
  */
 export const LOG_REDACTION = {
   paths: [
     'req.headers.authorization',
     'headers.authorization',
-    ...['credentials', 'accessToken', 'appPassword', 'password', 'accessJwt', 'refreshJwt', 'secret', 'key'].flatMap((key) => [key, `*.${key}`, `*.*.${key}`]),
+    '*.headers.authorization',
+    ...SECRET_KEYS.flatMap((key) => DEPTHS.map((depth) => `${depth}${key}`)),
   ],
   censor: '[redacted]',
 };

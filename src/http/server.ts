@@ -13,7 +13,7 @@ import { LocalDiskStorage } from '../storage/local-disk-storage.js';
 import { startPublishingRuntime, type PublishingRuntime } from '../worker/runtime.js';
 import { startWorker, type RunningWorker } from '../worker/worker.js';
 import { buildApp } from './app.js';
-import { LOG_REDACTION } from './log-redaction.js';
+import { LOG_REDACTION } from '../config/log-redaction.js';
 import { ServiceState } from './service-state.js';
 
 export interface RunningServer {

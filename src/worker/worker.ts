@@ -1,4 +1,4 @@
-import { publishNextDuePost, publishPostIfDue, type PublishingDeps } from '../domain/publishing/engine.js';
+import { errorName, publishNextDuePost, publishPostIfDue, type PublishingDeps } from '../domain/publishing/engine.js';
 import { selectNextDueWait } from '../data/queries/publishing.js';
 import type PgBoss from 'pg-boss';
 import { PUBLISH_QUEUE, type PgBossQueue, type PublishJob } from '../queue/publication-queue.js';
@@ -24,7 +24,7 @@ export async function startWorker(deps: PublishingDeps, queue: PgBossQueue, conc
   const workId = await queue.boss.work(PUBLISH_QUEUE, { batchSize: concurrency, pollingIntervalSeconds: 0.5 }, handler);
   let sweeping: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
-    sweeping = sweeping.then(() => sweep(deps, concurrency)).catch((error: unknown) => deps.log.error({ err: error }, 'sweep for due posts failed'));
+    sweeping = sweeping.then(() => sweep(deps, concurrency)).catch((error: unknown) => deps.log.error({ errorName: errorName(error) }, 'sweep for due posts failed'));
   }, SWEEP_INTERVAL_MS);
   timer.unref();
   return {

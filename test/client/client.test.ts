@@ -75,7 +75,7 @@ describe('@herald/client', () => {
     expect(listed.data?.limit).toBe(5);
     const post = listed.data?.data.find((p) => p.id === id);
     expect(post).toMatchObject({ status: 'scheduled', scheduledAt: '2099-01-01T07:00:00.000Z', userId: running.demo.userId });
-    expectTypeOf<NonNullable<typeof post>['status']>().toEqualTypeOf<'draft' | 'scheduled' | 'published'>();
+    expectTypeOf<NonNullable<typeof post>['status']>().toEqualTypeOf<'draft' | 'scheduled' | 'publishing' | 'published' | 'partial' | 'failed'>();
 
     const deleted = await herald.DELETE('/api/v1/posts/{id}', { params: { path: { id } } });
     expect(deleted.response.status).toBe(200);

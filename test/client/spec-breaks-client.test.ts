@@ -23,6 +23,7 @@ const VARIANTS: Record<string, ((spec: Spec) => void) | undefined> = {
   },
   removedOperation: (spec) => {
     delete spec.paths['/api/v1/accounts'];
+    delete spec.paths['/api/v1/accounts/{id}'];
   },
   removedResponseField: (spec) => {
     const account = spec.components.schemas.Account!;

@@ -37,7 +37,7 @@ describe('the breaking-change check', () => {
 
   it('flags a removed operation', () => {
     const breaking = breakingAfter((spec) => {
-      delete spec.paths['/api/v1/accounts'];
+      delete spec.paths['/api/v1/accounts']!.get;
     });
     expect(breaking).toEqual(['GET /api/v1/accounts (listAccounts): operation removed']);
   });
@@ -47,7 +47,7 @@ describe('the breaking-change check', () => {
       spec.paths['/api/v1/social-accounts'] = spec.paths['/api/v1/accounts']!;
       delete spec.paths['/api/v1/accounts'];
     });
-    expect(breaking).toEqual(['GET /api/v1/accounts (listAccounts): operation removed']);
+    expect(breaking).toEqual(['GET /api/v1/accounts (listAccounts): operation removed', 'POST /api/v1/accounts (connectAccount): operation removed']);
   });
 
   it('flags a removed response field', () => {
@@ -107,15 +107,15 @@ describe('the breaking-change check', () => {
     input.properties.title = { type: 'string', maxLength: 200, description: 'A title, where the platform has one.' };
     changed.components.schemas.Post!.properties.title = { type: ['string', 'null'], description: 'The title.' };
     changed.components.schemas.Post!.required?.push('title');
-    changed.paths['/api/v1/posts']!.get!.parameters?.push({ name: 'status', in: 'query', required: false, schema: { type: 'string' } });
+    changed.paths['/api/v1/posts']!.get!.parameters?.push({ name: 'since', in: 'query', required: false, schema: { type: 'string' } });
     const list = changed.paths['/api/v1/posts']!.get!;
     (list.responses as Record<string, unknown>)['429'] = { $ref: '#/components/responses/InternalError' };
-    changed.paths['/api/v1/posts/{id}']!.get = { ...structuredClone(changed.paths['/api/v1/posts']!.get!), operationId: 'getPost' };
+    changed.paths['/api/v1/posts/{id}/duplicate'] = { post: { ...structuredClone(changed.paths['/api/v1/posts/{id}/publish']!.post!), operationId: 'duplicatePost' } };
     changed.components.schemas.PostCreateInput!.properties.caption!.maxLength = 200_000;
 
     const report = compareSpecs(base, changed);
     expect(report.breaking).toEqual([]);
-    expect(report.added).toEqual(['GET /api/v1/posts/{id} (getPost)']);
+    expect(report.added).toEqual(['POST /api/v1/posts/{id}/duplicate (duplicatePost)']);
   });
 
   it('passes the storable-text pattern on a request string, but flags any other new pattern', () => {
@@ -135,10 +135,11 @@ describe('the breaking-change check', () => {
 
   it('passes a new response enum value, and lists it as a notice', () => {
     const changed = structuredClone(base);
-    changed.components.schemas.PostStatus!.enum?.push('failed');
+    changed.components.schemas.PostStatus!.enum?.push('archived');
     const report = compareSpecs(base, changed);
     expect(report.breaking).toEqual([]);
-    expect(report.notices).toEqual(['GET /api/v1/posts (listPosts) response 200 (application/json) data[].status: new value "failed"']);
+    expect(report.notices).toContain('GET /api/v1/posts (listPosts) response 200 (application/json) data[].status: new value "archived"');
+    expect(report.notices).toContain('GET /api/v1/posts/{id} (getPost) response 200 (application/json) status: new value "archived"');
   });
 });
 

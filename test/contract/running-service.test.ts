@@ -97,6 +97,23 @@ describe('the running service honours its contract', { timeout: 120_000 }, () =>
     expect((await call('DELETE', `/api/v1/media/${uploaded.body.id}`)).status).toBe(200);
     expect((await call('DELETE', `/api/v1/media/${uploaded.body.id}`)).status).toBe(404);
 
+    // The publishing road, with the worker `herald serve` runs in its own process.
+    const sandbox = await call<Schemas['Account']>('POST', '/api/v1/accounts', { json: { platform: 'mastodon', username: 'ada' } });
+    expect(sandbox.body).toMatchObject({ mode: 'sandbox', health: 'ok' });
+    const post = await call<Schemas['PostCreateResult']>('POST', '/api/v1/posts', { json: { accountIds: [ids.x, sandbox.body.id], caption: 'Road' } });
+    const edited = await call<Schemas['PostDetail']>('PATCH', `/api/v1/posts/${post.body.id}`, { json: { caption: 'Road test', scheduledAt: '2099-01-01T00:00:00Z' } });
+    expect(edited.body).toMatchObject({ status: 'scheduled', caption: 'Road test' });
+    expect((await call<Schemas['PostDetail']>('POST', `/api/v1/posts/${post.body.id}/publish`)).status).toBe(202);
+    const published = await waitFor(() => call<Schemas['PostDetail']>('GET', `/api/v1/posts/${post.body.id}`), (res) => res.body.status === 'published');
+    expect(published.body.targets.map((t) => [t.status, t.url?.startsWith('https://sandbox.herald.invalid/') ?? false])).toEqual([
+      ['published', true],
+      ['published', true],
+    ]);
+    expect((await call<Schemas['PostList']>('GET', '/api/v1/posts?status=published')).body.data.map((p) => p.id)).toEqual([post.body.id]);
+    expect((await call('POST', `/api/v1/posts/${post.body.id}/retry`)).status).toBe(400);
+    expect((await call('GET', `/api/v1/posts/${post.body.id}`, { key: ids.bobKey })).status).toBe(404);
+    expect((await call('DELETE', `/api/v1/accounts/${sandbox.body.id}`)).status).toBe(200);
+
     expect((await fetchChecked(baseUrl, 'GET', '/api/v1/accounts')).status).toBe(401);
     expect((await fetchChecked(baseUrl, 'GET', '/api/v1/accounts', { key: 'hrld_unknown' })).status).toBe(401);
     expect((await fetchChecked(baseUrl, 'GET', '/openapi.json')).body).toEqual(parse(readFileSync(SPEC_PATH, 'utf8')));
@@ -114,3 +131,13 @@ describe('the running service honours its contract', { timeout: 120_000 }, () =>
     expect(await service?.stop()).toBe(0);
   });
 });
+
+/** Polls until the answer satisfies `done`, for at most 20 s (the worker polls its queue twice a second). */
+async function waitFor<T>(ask: () => Promise<T>, done: (answer: T) => boolean): Promise<T> {
+  const until = Date.now() + 20_000;
+  for (;;) {
+    const answer = await ask();
+    if (done(answer) || Date.now() > until) return answer;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}

@@ -13,12 +13,9 @@ const spec = loadSpec();
  * Strings that are not free text, by operation and place: ids are looked up, never stored as
  * text (an id holding NUL is simply not the caller's), and threadParts keys are account ids.
  */
-const IDS = new Set([
-  'createPost accountIds[]',
-  'createPost mediaIds[]',
-  'createPost accountOverrides[].accountId',
-  'createPost threadParts (keys)',
-]);
+const IDS = new Set(
+  ['createPost', 'updatePost'].flatMap((op) => [`${op} accountIds[]`, `${op} mediaIds[]`, `${op} accountOverrides[].accountId`, `${op} threadParts (keys)`]),
+);
 
 interface TextPlace {
   place: string;

@@ -65,7 +65,12 @@ describe('POST /api/v1/posts: creating', () => {
     });
     expect(res.status).toBe(201);
     expect(await postCount(api.db, u.userId)).toBe(1);
-    const targets = await api.db.selectFrom('post_targets').selectAll().where('post_id', '=', res.body.id).orderBy('position').execute();
+    const targets = await api.db
+      .selectFrom('post_targets')
+      .select(['post_id', 'account_id', 'position', 'caption_override', 'fields', 'thread_parts'])
+      .where('post_id', '=', res.body.id)
+      .orderBy('position')
+      .execute();
     expect(targets).toEqual([
       { post_id: res.body.id, account_id: x, position: 0, caption_override: null, fields: null, thread_parts: ['one', 'two'] },
       { post_id: res.body.id, account_id: threads, position: 1, caption_override: 'For Threads', fields: null, thread_parts: null },

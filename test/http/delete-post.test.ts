@@ -32,7 +32,8 @@ describe('DELETE /api/v1/posts/{id}', () => {
     const u = await userWithKey(api.db);
     const acc = await account(api.db, u.userId);
     const id = await create(u.key, acc, inOneHour());
-    await api.db.updateTable('posts').set({ status: 'published' }).where('id', '=', id).execute();
+    expect((await api.request({ method: 'POST', url: `/api/v1/posts/${id}/publish`, key: u.key })).status).toBe(202);
+    await api.publishing.drain();
     const res = await api.request({ method: 'DELETE', url: `/api/v1/posts/${id}`, key: u.key });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: 'Cannot delete published post' });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOG_REDACTION } from '../../src/http/log-redaction.js';
+import { LOG_REDACTION } from '../../src/config/log-redaction.js';
 import { herald, heraldServe, json, type ServeProcess } from '../support/cli.js';
 import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from '../support/database.js';
 

@@ -24,6 +24,26 @@ function call<T>(method: string, path: string, init: FetchInit = {}): Promise<Fe
 }
 
 describe('the server on a socket', () => {
+  it("schedules the demo's sandbox post a minute ahead, and its own worker publishes it", async () => {
+    const key = running.demo.key;
+    const url = `/api/v1/posts/${running.demoPost.postId}`;
+    const scheduled = await call<Schemas['PostDetail']>('GET', url, { key });
+    expect(scheduled.body).toMatchObject({ status: 'scheduled', scheduledAt: running.demoPost.scheduledAt });
+    expect(running.demoPost.curl).toContain(url);
+    // Rather than wait the minute: publish it now, and the server's in-process worker takes it.
+    expect((await call('POST', `${url}/publish`, { key })).status).toBe(202);
+    let post = scheduled;
+    for (const until = Date.now() + 20_000; post.body.status !== 'published' && Date.now() < until; ) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      post = await call<Schemas['PostDetail']>('GET', url, { key });
+    }
+    expect(post.body.status).toBe('published');
+    expect(post.body.targets.map((t) => [t.platform, t.status])).toEqual([
+      ['x', 'published'],
+      ['linkedin', 'published'],
+    ]);
+  });
+
   it('seeds the demo on first start, and its key works for every operation', async () => {
     const key = running.demo.key;
     const accounts = await call<Schemas['AccountList']>('GET', '/api/v1/accounts', { key });
@@ -46,7 +66,7 @@ describe('the server on a socket', () => {
     expect(created.body.status).toBe('scheduled');
 
     const listed = await call<Schemas['PostList']>('GET', '/api/v1/posts?limit=5', { key });
-    expect(listed.body.data.map((p) => p.id)).toEqual([created.body.id]);
+    expect(listed.body.data.map((p) => p.id)).toEqual([created.body.id, running.demoPost.postId]);
     expect((await call('DELETE', `/api/v1/posts/${created.body.id}`, { key })).status).toBe(200);
     expect((await call('GET', '/api/v1/posts', { key: 'hrld_nope' })).status).toBe(401);
   });

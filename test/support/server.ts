@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { readEnvironment, type Environment } from '../../src/config/environment.js';
-import type { DemoSeed } from '../../src/domain/demo.js';
+import type { DemoPost, DemoSeed } from '../../src/domain/demo.js';
 import { startServer, type RunningServer, type ServerHooks } from '../../src/http/server.js';
 import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from './database.js';
 
@@ -15,6 +15,8 @@ export function startTestServer(env: Partial<Environment>, hooks?: ServerHooks):
 export interface DemoServer {
   server: RunningServer;
   demo: DemoSeed;
+  /** The sandbox post the demo schedules a minute ahead. */
+  demoPost: DemoPost;
   /** The server's data folder (uploads go under media/). */
   dataDir: string;
 }
@@ -30,14 +32,14 @@ export function useDemoServer(env: Partial<Environment> = {}): DemoServer {
   beforeAll(async () => {
     running.dataDir = await mkdtemp(join(tmpdir(), 'herald-server-'));
     if (TEST_DATABASE_URL !== undefined) database = await createTestDatabase();
-    let demo: DemoSeed | undefined;
+    let demo: [DemoSeed, DemoPost] | undefined;
     running.server = await startTestServer(
       { dataDir: running.dataDir, databaseUrl: database?.url, migrateOnStart: true, demoOnFirstStart: true, ...env },
-      { onDemoSeeded: (seed) => (demo = seed) },
+      { onDemoSeeded: (seed, post) => (demo = [seed, post]) },
     );
     await running.server.ready;
     if (!demo) throw new Error('the server did not seed the demo');
-    running.demo = demo;
+    [running.demo, running.demoPost] = demo;
   }, 120_000);
   afterAll(async () => {
     await running.server?.close();

@@ -200,13 +200,13 @@ async function publishTarget(deps: PublishingDeps, claim: Claim, claimed: Claime
   const { target, account, attempt } = claimed;
   const outcome = await callPlatform(deps, claim, claimed).catch((error: unknown): PublishOutcome => {
     // A publisher promises not to throw; if one does, the call may have gone out, so the next attempt is in doubt.
-    deps.log.error({ postId: post.id, accountId: account.id, err: error }, 'publisher threw');
+    deps.log.error({ postId: post.id, accountId: account.id, errorName: errorName(error) }, 'publisher threw');
     return { kind: 'failed', category: 'system_error', message: 'Herald failed while publishing', retryable: true, retryAfter: null, mayHaveCommitted: true, credentialsRevoked: false };
   });
   // Nothing after the platform call may fail the step that made it: if this write fails, the target
   // stays publishing, its lease runs out, and the next attempt repeats the same (idempotent) call.
   await recordOutcome(deps, post.id, target, account, attempt, outcome).catch((error: unknown) => {
-    deps.log.error({ postId: post.id, accountId: account.id, err: error }, 'could not record a publishing outcome; the target will be retried when its lease ends');
+    deps.log.error({ postId: post.id, accountId: account.id, errorName: errorName(error) }, 'could not record a publishing outcome; the target will be retried when its lease ends');
   });
 }
 
@@ -249,12 +249,12 @@ async function callPlatform(deps: PublishingDeps, claim: Claim, claimed: Claimed
         try {
           if (await updateCredentialsIfVersion(deps.db, account.id, version, deps.vault.seal(next as object))) version += 1;
         } catch (error) {
-          deps.log.error({ accountId: account.id, err: error }, 'could not store refreshed credentials');
+          deps.log.error({ accountId: account.id, errorName: errorName(error) }, 'could not store refreshed credentials');
         }
       },
       async partPublished(index, part) {
         await updatePart(deps.db, { postId: post.id, accountId: account.id, position: index }, partResult(part, deps.now())).catch((error: unknown) => {
-          deps.log.error({ postId: post.id, accountId: account.id, err: error }, 'could not record a published part');
+          deps.log.error({ postId: post.id, accountId: account.id, errorName: errorName(error) }, 'could not record a published part');
         });
       },
     },
@@ -349,4 +349,9 @@ function outcomeValues(settings: PublishingSettings, target: TargetRow, outcome:
       };
     }
   }
+}
+
+/** What a log line says of a failure: its kind, never its message (which may carry SQL) or stack. */
+export function errorName(error: unknown): string {
+  return error instanceof Error ? error.name : typeof error;
 }
