@@ -4,6 +4,6 @@ import type { Publisher } from '../publishers/publisher.js';
 /** The platforms Herald publishes to for real, each through the SSRF-guarded fetch. */
 export function livePublishers(fetch: typeof globalThis.fetch): Record<string, Publisher> {
   return {
-    bluesky: createBlueskyPublisher({ fetch }) as Publisher,
+    bluesky: createBlueskyPublisher({ fetch }),
   };
 }

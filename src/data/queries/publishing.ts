@@ -22,9 +22,10 @@ export async function selectNextDuePostForUpdate(db: Kysely<Database>, now: Date
     .selectAll()
     .where('status', 'in', ['scheduled', 'publishing'])
     .where('scheduled_at', '<=', now)
-    .where(({ exists, selectFrom }) =>
-      exists(
-        selectFrom('post_targets as t')
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('post_targets as t')
           .innerJoin('accounts as a', 'a.id', 't.account_id')
           .select(sql.lit(1).as('one'))
           .whereRef('t.post_id', '=', 'posts.id')
