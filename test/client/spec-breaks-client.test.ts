@@ -88,7 +88,10 @@ describe('the client against a changed spec', () => {
   });
 
   it('stops compiling when an operation is removed', () => {
-    expect(errorsOf('removedOperation').join('\n')).toMatch(/example\.ts.*"\/api\/v1\/accounts"/);
+    // The error is reported at the call of the removed path (its wording depends on the other paths' overloads).
+    const line = readmeExample().split('\n').findIndex((text) => text.includes("herald.GET('/api/v1/accounts')")) + 1;
+    expect(line).toBeGreaterThan(0);
+    expect(errorsOf('removedOperation').join('\n')).toMatch(new RegExp(`example\\.ts\\(${line},`));
   });
 
   it('stops compiling when a response field is removed', () => {

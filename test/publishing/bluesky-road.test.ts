@@ -174,12 +174,44 @@ describe('publishing to Bluesky', () => {
       const id = await publishNow(u, { accountIds: [acc.id], caption: 'once only' });
       await api.publishing.drain();
       expect((await detail(u, id)).targets[0]?.error).toMatchObject({ category: 'platform_error', retrying: true });
-      api.publishing.runAhead(5_000);
+      api.publishing.runAhead(61_000);
       await api.publishing.drain();
       const post = await detail(u, id);
       expect(post.targets[0]).toMatchObject({ status: 'published', error: null });
       const records = await pds.listRecords(await didOf(acc.id));
       expect(records.map((r) => r.uri)).toEqual([post.targets[0]?.platformPostId]);
+    } finally {
+      proxy.plan(() => undefined);
+      api.publishing.runAhead(0);
+    }
+  });
+
+  it('retries a platform that keeps failing with backoff, and stops after 5 attempts with the platform\'s message', async () => {
+    const u = await userWithKey(api.db);
+    const acc = await connect(u, 'kate');
+    proxy.plan((req) => (req.path.endsWith('repo.putRecord') ? { kind: 'answer', status: 503, body: '{"error":"Unavailable","message":"Try later"}' } : undefined));
+    try {
+      const id = await publishNow(u, { accountIds: [acc.id], caption: 'never' });
+      const seen: [number, boolean][] = [];
+      for (let round = 1; round <= 6; round += 1) {
+        await api.publishing.drain();
+        const error = (await detail(u, id)).targets[0]?.error;
+        seen.push([error?.attempts ?? -1, error?.retrying ?? false]);
+        // Past any backoff of that attempt (60 s doubling, capped at 120 s in these tests).
+        api.publishing.runAhead(round * 130_000);
+      }
+      expect(seen).toEqual([
+        [1, true],
+        [2, true],
+        [3, true],
+        [4, true],
+        [5, false],
+        [5, false],
+      ]);
+      const post = await detail(u, id);
+      expect(post.status).toBe('failed');
+      expect(post.targets[0]?.error).toMatchObject({ category: 'platform_error', message: 'Try later', nextAttemptAt: null });
+      expect(proxy.requests.filter((r) => r.path.endsWith('repo.putRecord') && r.status === 503)).toHaveLength(5);
     } finally {
       proxy.plan(() => undefined);
       api.publishing.runAhead(0);

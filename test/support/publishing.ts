@@ -46,7 +46,7 @@ export async function startTestPublishing(db: Kysely<Database>, storage: MediaSt
   const deps: PublishingDeps = {
     ...runtime.deps,
     now: () => new Date(Date.now() + offsetMs),
-    settings: { ...runtime.deps.settings, backoffBaseMs: 50, maxBackoffMs: 200, liveSpacingMs: 0, ...settings },
+    settings: { ...runtime.deps.settings, backoffBaseMs: 60_000, maxBackoffMs: 120_000, liveSpacingMs: 0, ...settings },
   };
   return {
     deps,

@@ -332,7 +332,8 @@ function outcomeValues(settings: PublishingSettings, target: TargetRow, outcome:
     case 'unknown':
       return { ...common, state: 'unknown' as const, error_category: 'platform_error', error_message: outcome.message };
     case 'failed': {
-      const automatic = target.attempts + 1 - target.attempts_before_retry;
+      // target.attempts already counts this attempt (it was recorded before the call).
+      const automatic = target.attempts - target.attempts_before_retry;
       const retry = outcome.retryable && automatic < settings.maxAttempts;
       let next: Date | null = null;
       if (retry) {
