@@ -259,3 +259,43 @@ describe('publishing to Bluesky', () => {
     expect(await pds.listRecords(tokens.did)).toEqual([]);
   });
 });
+
+describe('while a call to Bluesky is in flight', () => {
+  it('refuses to edit or delete the post, lets the account be disconnected, and records the outcome', async () => {
+    const u = await userWithKey(api.db);
+    const acc = await connect(u, 'liam');
+    let release = (): void => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    proxy.plan((req) => (req.path.endsWith('repo.putRecord') ? { kind: 'delay', until: held } : undefined));
+    try {
+      const id = await publishNow(u, { accountIds: [acc.id], caption: 'in flight' });
+      const later = await api.request<{ id: string }>({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [acc.id], caption: 'next' } });
+      const draining = api.publishing.drain();
+      for (const until = Date.now() + 10_000; (await detail(u, id)).targets[0]?.status !== 'publishing' && Date.now() < until; ) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect((await detail(u, id)).status).toBe('publishing');
+      expect(await api.request({ method: 'PATCH', url: `/api/v1/posts/${id}`, key: u.key, body: { caption: 'changed' } })).toMatchObject({
+        status: 400,
+        body: { error: 'Cannot edit a post while it is publishing' },
+      });
+      expect(await api.request({ method: 'DELETE', url: `/api/v1/posts/${id}`, key: u.key })).toMatchObject({ status: 400, body: { error: 'Cannot delete a post while it is publishing' } });
+      expect(await api.request({ method: 'DELETE', url: `/api/v1/accounts/${acc.id}`, key: u.key })).toMatchObject({ status: 200 });
+      release();
+      await draining;
+
+      const post = await detail(u, id);
+      expect(post).toMatchObject({ status: 'published', caption: 'in flight' });
+      const records = await pds.listRecords(await didOf(acc.id));
+      expect(records.map((r) => r.uri)).toEqual([post.targets[0]?.platformPostId]);
+      // The account is gone now: a post that targets it cannot be published.
+      expect(await api.request({ method: 'POST', url: `/api/v1/posts/${later.body.id}/publish`, key: u.key })).toMatchObject({ status: 202 });
+      await api.publishing.drain();
+      expect((await detail(u, later.body.id)).targets[0]).toMatchObject({ status: 'failed', error: { category: 'auth_expired', message: 'The account was disconnected before this post was published' } });
+      expect(await pds.listRecords(await didOf(acc.id))).toHaveLength(1);
+    } finally {
+      release();
+      proxy.plan(() => undefined);
+    }
+  });
+});

@@ -13,13 +13,15 @@ interface Answer {
  * - `commitThenAnswer`: the server handles the request (the write happens), the client gets this reply;
  * - `commitThenDestroy`: the server handles the request, the client's connection is cut before any reply;
  * - `commitThenHang`: the server handles the request, the client waits for a reply that never comes
- *   (until it gives up, or is killed: a worker dying mid-call).
+ *   (until it gives up, or is killed: a worker dying mid-call);
+ * - `delay`: the request waits until `until` settles, then passes through (a call in flight, held open).
  */
 export type Fault =
   | ({ kind: 'answer' } & Answer)
   | ({ kind: 'commitThenAnswer' } & Answer)
   | { kind: 'commitThenDestroy' }
-  | { kind: 'commitThenHang' };
+  | { kind: 'commitThenHang' }
+  | { kind: 'delay'; until: Promise<void> };
 
 export interface ProxiedRequest {
   method: string;
@@ -66,6 +68,15 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       });
       return;
     }
+    if (fault?.kind === 'delay') {
+      req.pause();
+      void fault.until.then(() => pass(req, res, method, undefined, done));
+      return;
+    }
+    pass(req, res, method, fault, done);
+  });
+
+  const pass = (req: IncomingMessage, res: ServerResponse, method: string, fault: Exclude<Fault, { kind: 'answer' } | { kind: 'delay' }> | undefined, done: (status: number) => void): void => {
     const headers: IncomingHttpHeaders = { ...req.headers, host: upstream.host };
     const out = forward({ host: upstream.hostname, port: upstream.port, method, path: req.url, headers }, (upstreamRes: IncomingMessage) => {
       if (fault === undefined) {
@@ -93,7 +104,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       done(502);
     });
     req.pipe(out);
-  });
+  };
   server.on('connection', (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
