@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { HERALD_BIN } from '../../scripts/build.js';
 import { startHeraldServe, type ServeProcess } from '../../scripts/herald-serve.js';
 
@@ -22,6 +22,11 @@ export function herald(args: string[], env: Record<string, string>): Promise<Cli
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/** Starts the real `herald` binary and returns at once: for a process a test stops (or kills) midway. */
+export function heraldSpawn(args: string[], env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, [HERALD_BIN, ...args], { env: cliEnv(env), stdio: 'ignore' });
 }
 
 /** The one JSON object a successful command prints. */
