@@ -260,6 +260,68 @@ describe('publishing to Bluesky', () => {
   });
 });
 
+describe('a partial post', () => {
+  it('retries only its failed target: the published one is not published again', async () => {
+    const u = await userWithKey(api.db);
+    const acc = await connect(u, 'mia');
+    const sandbox = await api.request<Schemas['Account']>({ method: 'POST', url: '/api/v1/accounts', key: u.key, body: { platform: 'x', username: 'mia' } });
+    proxy.plan((req) =>
+      req.path.endsWith('repo.putRecord') ? { kind: 'answer', status: 400, body: '{"error":"InvalidRequest","message":"Record refused by the PDS"}' } : undefined,
+    );
+    try {
+      const id = await publishNow(u, { accountIds: [sandbox.body.id, acc.id], caption: 'two places' });
+      await api.publishing.drain();
+      const partial = await detail(u, id);
+      expect(partial.status).toBe('partial');
+      expect(partial.targets.map((t) => [t.status, t.error?.category ?? null, t.error?.retrying ?? null])).toEqual([
+        ['published', null, null],
+        ['failed', 'user_content', false],
+      ]);
+      expect(partial.targets[1]?.error?.message).toBe('Record refused by the PDS');
+      expect(await api.request({ method: 'DELETE', url: `/api/v1/posts/${id}`, key: u.key })).toMatchObject({ status: 400, body: { error: 'Cannot delete published post' } });
+
+      proxy.plan(() => undefined);
+      const retried = await api.request<PostDetail>({ method: 'POST', url: `/api/v1/posts/${id}/retry`, key: u.key });
+      expect(retried.status).toBe(202);
+      expect(retried.body.targets.map((t) => t.status)).toEqual(['published', 'pending']);
+      await api.publishing.drain();
+      const post = await detail(u, id);
+      expect(post.status).toBe('published');
+      expect(post.targets[0]?.platformPostId).toBe(partial.targets[0]?.platformPostId);
+      expect(await api.db.selectFrom('sandbox_outbox').select('platform_post_id').where('account_id', '=', sandbox.body.id).execute()).toHaveLength(1);
+      expect(await pds.listRecords(await didOf(acc.id))).toHaveLength(1);
+    } finally {
+      proxy.plan(() => undefined);
+    }
+  });
+});
+
+describe('after an outage', () => {
+  it('spaces the posts of one account instead of bursting them', async () => {
+    const u = await userWithKey(api.db);
+    const acc = await connect(u, 'noah');
+    const spacing = 400;
+    api.publishing.deps.settings.liveSpacingMs = spacing;
+    try {
+      for (const caption of ['first', 'second', 'third']) {
+        const created = await api.request<{ id: string }>({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [acc.id], caption, scheduledAt: new Date(Date.now() + 60_000).toISOString() } });
+        expect(created.status).toBe(201);
+      }
+      // All three came due while no worker ran; the worker comes back five minutes later.
+      api.publishing.runAhead(5 * 60_000);
+      await api.publishing.drain(3);
+      const records = await pds.listRecords(await didOf(acc.id));
+      const times = records.map((r) => Date.parse((r.value as { createdAt: string }).createdAt)).sort((a, b) => a - b);
+      expect(times).toHaveLength(3);
+      expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(spacing);
+      expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(spacing);
+    } finally {
+      api.publishing.deps.settings.liveSpacingMs = 0;
+      api.publishing.runAhead(0);
+    }
+  });
+});
+
 describe('while a call to Bluesky is in flight', () => {
   it('refuses to edit or delete the post, lets the account be disconnected, and records the outcome', async () => {
     const u = await userWithKey(api.db);
