@@ -42,7 +42,7 @@ async function sweep(deps: PublishingDeps, concurrency: number): Promise<void> {
 
 /**
  * Publishes everything due now, waits for what other workers hold, and returns once nothing due
- * is left (`herald worker --once`), with how many posts it acted on. Retries scheduled for later
+ * is left (`herald worker --once`), with how many posts it published (or tried to). Retries scheduled for later
  * are left to their time.
  */
 export async function drain(deps: PublishingDeps, concurrency: number): Promise<number> {
@@ -50,14 +50,13 @@ export async function drain(deps: PublishingDeps, concurrency: number): Promise<
   return counts.reduce((a, b) => a + b, 0);
 }
 
-/** Takes due posts one after another; returns how many it acted on. */
+/** Takes due posts one after another; returns how many times it took targets and published them. */
 async function drainLane(deps: PublishingDeps, waitForOthers: boolean): Promise<number> {
   let acted = 0;
   for (;;) {
-    if (await publishNextDuePost(deps)) {
-      acted += 1;
-      continue;
-    }
+    const step = await publishNextDuePost(deps);
+    if (step === 'published') acted += 1;
+    if (step !== 'none') continue;
     if (!waitForOthers) return acted;
     const wait = await selectNextDueWait(deps.db, deps.now());
     if (wait === null) return acted;

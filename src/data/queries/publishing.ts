@@ -90,6 +90,16 @@ export async function selectAccountsByIds(db: Kysely<Database>, ids: readonly st
   return db.selectFrom('accounts').selectAll().where('id', 'in', ids).execute();
 }
 
+/**
+ * Locks accounts (in id order, so that concurrent claims cannot deadlock) and reads their pacing
+ * as last committed: two workers claiming posts of one account take turns on its next_publish_at.
+ */
+export async function lockAccountPacing(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, Date | null>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('accounts').select(['id', 'next_publish_at']).where('id', 'in', ids).orderBy('id').forUpdate().execute();
+  return new Map(rows.map((r) => [r.id, r.next_publish_at]));
+}
+
 export async function selectMediaOfPost(db: Kysely<Database>, postId: string): Promise<MediaRow[]> {
   return db
     .selectFrom('post_media')

@@ -4,6 +4,7 @@ import type { MediaRow } from '../../data/queries/media.js';
 import type { PostRow } from '../../data/queries/posts.js';
 import {
   insertPartsIfMissing,
+  lockAccountPacing,
   selectAccountsByIds,
   selectMediaOfPost,
   selectNextDuePostForUpdate,
@@ -70,15 +71,20 @@ export async function publishPostIfDue(deps: PublishingDeps, postId: string): Pr
   if (claim !== null) await publishClaim(deps, claim);
 }
 
-/** Acts on the next due post no other worker holds; false when there is none. */
-export async function publishNextDuePost(deps: PublishingDeps): Promise<boolean> {
+/**
+ * Acts on the next due post no other worker holds: `published` when it took targets and called
+ * their platforms, `settled` when it found nothing to take after all (another worker took them
+ * in between), `none` when no post is due.
+ */
+export async function publishNextDuePost(deps: PublishingDeps): Promise<'published' | 'settled' | 'none'> {
   const claim = await deps.db.transaction().execute(async (trx) => {
     const post = await selectNextDuePostForUpdate(trx, deps.now());
     return post === undefined ? undefined : claimTargets(trx, deps, post);
   });
-  if (claim === undefined) return false;
-  if (claim !== null) await publishClaim(deps, claim);
-  return true;
+  if (claim === undefined) return 'none';
+  if (claim === null) return 'settled';
+  await publishClaim(deps, claim);
+  return 'published';
 }
 
 /**
@@ -94,6 +100,12 @@ async function claimTargets(trx: Kysely<Database>, deps: PublishingDeps, post: P
 
   const targets = await selectTargetsOfPost(trx, post.id);
   const accounts = new Map((await selectAccountsByIds(trx, targets.map((t) => t.account_id))).map((a) => [a.id, a]));
+  // Live accounts are paced: their pacing is read under a lock, so concurrent claims take turns.
+  const live = [...accounts.values()].filter((a) => a.mode === 'live').map((a) => a.id);
+  for (const [id, nextPublishAt] of await lockAccountPacing(trx, live)) {
+    const account = accounts.get(id);
+    if (account !== undefined) account.next_publish_at = nextPublishAt;
+  }
   const lateBy = now.getTime() - post.scheduled_at.getTime();
   // Lateness is judged once, when a scheduled post is first taken; a post already publishing is not late.
   const tooLate = post.status === 'scheduled' && lateBy > deps.settings.maxLatenessMs;

@@ -1,7 +1,6 @@
-import { ConnectError, type PublishOutcome } from '../publisher.js';
+import { failed, retryAfterHeader, type FailedOutcome } from '../http-outcomes.js';
+import { ConnectError } from '../publisher.js';
 import { hostOf, type XrpcFailure } from './xrpc.js';
-
-export type FailedOutcome = Extract<PublishOutcome, { kind: 'failed' }>;
 
 /**
  * Where a failure happened, which decides whether the post may exist now:
@@ -17,10 +16,6 @@ export function isTokenError(failure: XrpcFailure): boolean {
 }
 
 const ACCOUNT_GONE = new Set(['AccountTakedown', 'AccountDeactivated']);
-
-export function failed(category: FailedOutcome['category'], message: string, fields: Partial<Omit<FailedOutcome, 'kind' | 'category' | 'message'>> = {}): FailedOutcome {
-  return { kind: 'failed', category, message, retryable: false, retryAfter: null, mayHaveCommitted: false, credentialsRevoked: false, ...fields };
-}
 
 /** A failed call to the PDS as the domain sees it (publishing-notes A1, A7, A8). */
 export function classify(failure: XrpcFailure, step: Step, service: string): FailedOutcome {
@@ -66,14 +61,9 @@ export function connectError(failure: XrpcFailure, service: string): ConnectErro
   return new ConnectError('invalid_credentials', 'Bluesky refused the identifier or app password');
 }
 
-/** RateLimit-Reset is unix seconds (the PDS's header); Retry-After is seconds from now or an HTTP date. */
+/** RateLimit-Reset is unix seconds (the PDS's header); else Retry-After. */
 function retryAfter(headers: Headers): Date | null {
   const reset = Number(headers.get('ratelimit-reset') ?? NaN);
   if (Number.isFinite(reset) && reset > 0) return new Date(reset * 1000);
-  const after = headers.get('retry-after');
-  if (after === null) return null;
-  const seconds = Number(after);
-  if (Number.isFinite(seconds) && seconds >= 0) return new Date(Date.now() + seconds * 1000);
-  const date = new Date(after);
-  return Number.isNaN(date.getTime()) ? null : date;
+  return retryAfterHeader(headers);
 }

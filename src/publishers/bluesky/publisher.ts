@@ -1,6 +1,7 @@
 import { TID } from '@atproto/common-web';
 import type { MediaToPublish, PartToPublish, PublishedPart, Publisher, PublishHooks, PublishOutcome, PublishRequest } from '../publisher.js';
-import { classify, classifyRefresh, connectError, failed, isTokenError, type FailedOutcome, type Step } from './classify.js';
+import { failed, type FailedOutcome } from '../http-outcomes.js';
+import { classify, classifyRefresh, connectError, isTokenError, type Step } from './classify.js';
 import { detectFacets, imageEmbed, type BlobRef, type PostRecord, type StrongRef } from './record.js';
 import { createXrpc, type Xrpc, type XrpcCall, type XrpcFailure, type XrpcResult } from './xrpc.js';
 

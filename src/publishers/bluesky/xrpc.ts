@@ -1,3 +1,5 @@
+import { networkMessage, parseJson } from '../http-outcomes.js';
+
 /**
  * A small XRPC client over the injected fetch. It never throws for what the network or the
  * platform does: every answer is a value, with the status and headers kept (a 429's reset is in a
@@ -74,22 +76,6 @@ function errorBody(text: string): { error: string | null; message: string | null
   if (typeof parsed !== 'object' || parsed === null) return { error: null, message: null };
   const { error, message } = parsed as Record<string, unknown>;
   return { error: typeof error === 'string' ? error : null, message: typeof message === 'string' ? message : null };
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Names the host and the cause, never the full URL or a header. */
-function networkMessage(thrown: unknown, host: string): string {
-  if (thrown instanceof Error && (thrown.name === 'TimeoutError' || thrown.name === 'AbortError')) return `${host} did not answer in time`;
-  const cause = thrown instanceof Error ? (thrown.cause as { code?: unknown } | undefined) : undefined;
-  const code = typeof cause?.code === 'string' ? ` (${cause.code})` : '';
-  return `${host} did not answer${code}`;
 }
 
 export function hostOf(service: string): string {
