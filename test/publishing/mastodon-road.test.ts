@@ -1,0 +1,251 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTestApi, type Schemas } from '../support/api.js';
+import { userWithKey, type TestUser } from '../support/fixtures.js';
+import { startMastodonFake, type MastodonFake } from '../support/mastodon-fake.js';
+import { makeMediaFiles, multipartBody, type MediaFiles } from '../support/media-files.js';
+import { unusedPort } from '../support/ports.js';
+
+// The whole road to Mastodon: connect through the API, publish with the worker, and assert what
+// the instance (a fake written from Mastodon's documentation) received and holds.
+const api = useTestApi();
+let mastodon: MastodonFake;
+let files: MediaFiles;
+const MINUTE = 60_000;
+
+beforeAll(async () => {
+  mastodon = await startMastodonFake();
+  files = makeMediaFiles();
+});
+afterAll(async () => {
+  await mastodon?.close();
+  files?.cleanup();
+});
+
+type PostDetail = Schemas['PostDetail'];
+
+async function connect(u: TestUser, username: string): Promise<{ account: Schemas['Account']; id: string }> {
+  const who = mastodon.addAccount(username, `${username} display`);
+  const res = await api.request<Schemas['Account']>({ method: 'POST', url: '/api/v1/accounts', key: u.key, body: { platform: 'mastodon', credentials: { instance: mastodon.url, accessToken: who.token } } });
+  expect(res.status).toBe(201);
+  return { account: res.body, id: who.id };
+}
+
+async function publishNow(u: TestUser, body: Record<string, unknown>): Promise<string> {
+  const created = await api.request<{ id: string }>({ method: 'POST', url: '/api/v1/posts', key: u.key, body });
+  expect(created.status).toBe(201);
+  expect((await api.request({ method: 'POST', url: `/api/v1/posts/${created.body.id}/publish`, key: u.key })).status).toBe(202);
+  return created.body.id;
+}
+
+async function detail(u: TestUser, id: string): Promise<PostDetail> {
+  return (await api.request<PostDetail>({ method: 'GET', url: `/api/v1/posts/${id}`, key: u.key })).body;
+}
+
+async function upload(u: TestUser, file: Buffer, name: string, type: string, altText: string): Promise<string> {
+  const { payload, contentType } = multipartBody([
+    { name: 'file', value: file, filename: name, type },
+    { name: 'altText', value: altText },
+  ]);
+  const res = await api.request<Schemas['Media']>({ method: 'POST', url: '/api/v1/media', key: u.key, payload, headers: { 'content-type': contentType } });
+  expect(res.status).toBe(201);
+  return res.body.id;
+}
+
+const statusesOf = (accountId: string) => mastodon.statuses.filter((s) => s.accountId === accountId);
+const statusRequestsOf = (text: string) => mastodon.requests.filter((r) => r.path === '/api/v1/statuses' && (r.body as { status?: string }).status === text);
+
+describe('connecting a Mastodon account', () => {
+  it('verifies the token with the instance and takes the username and display name from it', async () => {
+    const u = await userWithKey(api.db);
+    const { account } = await connect(u, 'ada');
+    expect(account).toMatchObject({ platform: 'mastodon', username: 'ada', displayName: 'ada display', mode: 'live', health: 'ok' });
+  });
+
+  it('answers 400 for a refused token and 502 for an instance that does not answer', async () => {
+    const u = await userWithKey(api.db);
+    const refused = await api.request({ method: 'POST', url: '/api/v1/accounts', key: u.key, body: { platform: 'mastodon', credentials: { instance: mastodon.url, accessToken: 'nope' } } });
+    expect(refused).toMatchObject({ status: 400, body: { error: 'Invalid credentials: Mastodon refused the access token: The access token is invalid' } });
+    const down = await api.request<{ error: string }>({
+      method: 'POST',
+      url: '/api/v1/accounts',
+      key: u.key,
+      body: { platform: 'mastodon', credentials: { instance: `http://127.0.0.1:${await unusedPort()}`, accessToken: 'x' } },
+    });
+    expect(down.status).toBe(502);
+    expect(down.body.error).toMatch(/^Platform unreachable: 127\.0\.0\.1:\d+ did not answer/);
+  });
+});
+
+describe('publishing to Mastodon', () => {
+  it('uploads an image with its alt text, then posts the status with it', async () => {
+    const u = await userWithKey(api.db);
+    const { account, id: mastodonId } = await connect(u, 'bea');
+    const media = await upload(u, files.png64, 'a.png', 'image/png', 'A small square');
+    const id = await publishNow(u, { accountIds: [account.id], caption: 'With a picture', mediaIds: [media] });
+    await api.publishing.drain();
+    const [status] = statusesOf(mastodonId);
+    expect(status).toMatchObject({ text: 'With a picture', inReplyToId: null });
+    const attached = mastodon.media.get(status?.mediaIds[0] ?? '');
+    expect(attached).toMatchObject({ description: 'A small square', mime: 'image/png' });
+    expect(attached?.bytes).toEqual(files.png64);
+    expect((await detail(u, id)).targets[0]).toMatchObject({ status: 'published', platformPostId: status?.id, url: status?.url });
+  });
+
+  it('waits for a video through 202 and 206 before posting it', async () => {
+    const u = await userWithKey(api.db);
+    const { account, id: mastodonId } = await connect(u, 'cy');
+    const media = await upload(u, files.mp4Portrait, 'v.mp4', 'video/mp4', 'A test pattern');
+    mastodon.videoProcessing.polls = 2;
+    await publishNow(u, { accountIds: [account.id], caption: 'A video', mediaIds: [media] });
+    await api.publishing.drain();
+    const polls = mastodon.requests.filter((r) => r.method === 'GET' && r.path.startsWith('/api/v1/media/'));
+    expect(polls.length).toBeGreaterThanOrEqual(2);
+    expect(statusesOf(mastodonId)).toHaveLength(1);
+    expect(mastodon.media.get(statusesOf(mastodonId)[0]?.mediaIds[0] ?? '')).toMatchObject({ type: 'video', pollsLeft: 0 });
+  });
+
+  it('fails with media_error, and posts nothing, when the instance cannot process the video', async () => {
+    const u = await userWithKey(api.db);
+    const { account, id: mastodonId } = await connect(u, 'dee');
+    const media = await upload(u, files.mp4Portrait, 'v.mp4', 'video/mp4', 'Broken');
+    mastodon.videoProcessing.polls = 1;
+    mastodon.videoProcessing.fails = true;
+    try {
+      const id = await publishNow(u, { accountIds: [account.id], caption: 'Broken video', mediaIds: [media] });
+      await api.publishing.drain();
+      expect((await detail(u, id)).targets[0]).toMatchObject({
+        status: 'failed',
+        error: { category: 'media_error', retrying: false, message: 'Error processing thumbnail for uploaded media' },
+      });
+      expect(statusesOf(mastodonId)).toEqual([]);
+    } finally {
+      mastodon.videoProcessing.fails = false;
+    }
+  });
+
+  it('posts a thread and a first comment as replies, each with its own Idempotency-Key', async () => {
+    const u = await userWithKey(api.db);
+    const { account, id: mastodonId } = await connect(u, 'eve');
+    await publishNow(u, { accountIds: [account.id], postType: 'thread', threadParts: { [account.id]: ['1/3', '2/3', '3/3'] }, firstComment: 'comment' });
+    await api.publishing.drain();
+    const chain = statusesOf(mastodonId);
+    expect(chain.map((s) => [s.text, s.inReplyToId])).toEqual([
+      ['1/3', null],
+      ['2/3', chain[0]?.id],
+      ['3/3', chain[1]?.id],
+      ['comment', chain[2]?.id],
+    ]);
+    const keys = ['1/3', '2/3', '3/3', 'comment'].map((t) => statusRequestsOf(t)[0]?.idempotencyKey);
+    expect(new Set(keys).size).toBe(4);
+    for (const key of keys) expect(key).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('repeats a status the instance created but answered 503 for with the same key: one status', async () => {
+    const u = await userWithKey(api.db);
+    const { account, id: mastodonId } = await connect(u, 'fay');
+    mastodon.fail({ on: 'statuses', kind: 'commitThenAnswer', status: 503 });
+    const id = await publishNow(u, { accountIds: [account.id], caption: 'Only once' });
+    await api.publishing.drain();
+    expect((await detail(u, id)).targets[0]?.error).toMatchObject({ category: 'platform_error', retrying: true });
+    api.publishing.runAhead(2 * MINUTE);
+    try {
+      await api.publishing.drain();
+    } finally {
+      api.publishing.runAhead(0);
+    }
+    expect(statusesOf(mastodonId)).toHaveLength(1);
+    const sent = statusRequestsOf('Only once');
+    expect(sent).toHaveLength(2);
+    expect(sent[1]?.idempotencyKey).toBe(sent[0]?.idempotencyKey);
+    expect((await detail(u, id)).targets[0]).toMatchObject({ status: 'published', platformPostId: statusesOf(mastodonId)[0]?.id });
+  });
+
+  it('never reposts blindly once the key has expired: the target becomes unknown for a person to decide', async () => {
+    const u = await userWithKey(api.db);
+    const { account, id: mastodonId } = await connect(u, 'gus');
+    // A 503 without creating anything: Herald cannot tell it from one that did.
+    mastodon.fail({ on: 'statuses', kind: 'answer', status: 503, body: { error: 'Service unavailable' } });
+    const id = await publishNow(u, { accountIds: [account.id], caption: 'In doubt' });
+    await api.publishing.drain();
+    expect((await detail(u, id)).targets[0]?.error).toMatchObject({ retrying: true });
+    // The next try comes only after the instance has forgotten the key.
+    mastodon.advance(61 * MINUTE);
+    api.publishing.runAhead(56 * MINUTE);
+    try {
+      await api.publishing.drain();
+      const unknown = await detail(u, id);
+      expect(unknown.status).toBe('failed');
+      expect(unknown.targets[0]).toMatchObject({ status: 'unknown', error: { retrying: false } });
+      expect(unknown.targets[0]?.error?.message).toMatch(/check the account, then retry with includeUnknown=true/);
+      expect(statusRequestsOf('In doubt')).toHaveLength(1);
+
+      expect(await api.request({ method: 'POST', url: `/api/v1/posts/${id}/retry`, key: u.key })).toMatchObject({ status: 400 });
+      // A person checked the account, found nothing, and decided: publish it.
+      expect((await api.request({ method: 'POST', url: `/api/v1/posts/${id}/retry?includeUnknown=true`, key: u.key })).status).toBe(202);
+      await api.publishing.drain();
+    } finally {
+      api.publishing.runAhead(0);
+      mastodon.advance(-61 * MINUTE);
+    }
+    expect((await detail(u, id)).status).toBe('published');
+    expect(statusesOf(mastodonId).map((s) => s.text)).toEqual(['In doubt']);
+  });
+
+  it("honours a 429's X-RateLimit-Reset before trying again", async () => {
+    const u = await userWithKey(api.db);
+    const { account, id: mastodonId } = await connect(u, 'hal');
+    const reset = new Date(Date.now() + 3 * MINUTE);
+    mastodon.fail({
+      on: 'statuses',
+      kind: 'answer',
+      status: 429,
+      headers: { 'x-ratelimit-limit': '300', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': reset.toISOString() },
+      body: { error: 'Too many requests' },
+    });
+    const id = await publishNow(u, { accountIds: [account.id], caption: 'Slow down' });
+    await api.publishing.drain();
+    const waiting = (await detail(u, id)).targets[0]?.error;
+    expect(waiting).toMatchObject({ category: 'rate_limited', retrying: true, message: 'Too many requests' });
+    expect(Date.parse(waiting?.nextAttemptAt ?? '')).toBeGreaterThanOrEqual(reset.getTime());
+    api.publishing.runAhead(2 * MINUTE);
+    try {
+      await api.publishing.drain();
+      expect(statusesOf(mastodonId)).toEqual([]);
+      api.publishing.runAhead(4 * MINUTE);
+      await api.publishing.drain();
+    } finally {
+      api.publishing.runAhead(0);
+    }
+    expect(statusesOf(mastodonId)).toHaveLength(1);
+  });
+
+  it('marks the account needs_reconnect on a revoked token, and a reconnect keeps its id and heals it', async () => {
+    const u = await userWithKey(api.db);
+    const { account, id: mastodonId } = await connect(u, 'ivy');
+    const fresh = mastodon.rotateToken(mastodonId);
+    const id = await publishNow(u, { accountIds: [account.id], caption: 'Token gone' });
+    await api.publishing.drain();
+    expect((await detail(u, id)).targets[0]).toMatchObject({ status: 'failed', error: { category: 'auth_expired', retrying: false } });
+    const listed = await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: u.key });
+    expect(listed.body.data.find((a) => a.id === account.id)).toMatchObject({ health: 'needs_reconnect', healthMessage: expect.stringMatching(/access token/) as unknown });
+
+    const again = await api.request<Schemas['Account']>({ method: 'POST', url: '/api/v1/accounts', key: u.key, body: { platform: 'mastodon', credentials: { instance: mastodon.url, accessToken: fresh } } });
+    expect(again.body).toMatchObject({ id: account.id, health: 'ok', healthMessage: null });
+    expect((await api.request({ method: 'POST', url: `/api/v1/posts/${id}/retry`, key: u.key })).status).toBe(202);
+    await api.publishing.drain();
+    expect((await detail(u, id)).status).toBe('published');
+    expect(statusesOf(mastodonId)).toHaveLength(1);
+  });
+
+  it('refuses text the instance refuses with user_content and its message', async () => {
+    const u = await userWithKey(api.db);
+    const { account } = await connect(u, 'jo');
+    mastodon.fail({ on: 'statuses', kind: 'answer', status: 422, body: { error: 'Validation failed: Text character limit of 500 exceeded' } });
+    const id = await publishNow(u, { accountIds: [account.id], caption: 'Fine here, refused there' });
+    await api.publishing.drain();
+    expect((await detail(u, id)).targets[0]).toMatchObject({
+      status: 'failed',
+      error: { category: 'user_content', retrying: false, attempts: 1, message: 'Validation failed: Text character limit of 500 exceeded' },
+    });
+  });
+});
