@@ -1,7 +1,14 @@
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { readEnvironment } from '../../src/config/environment.js';
 import { connectAccount, disconnectAccount } from '../../src/domain/accounts.js';
 import { addMember, createOrganization } from '../../src/domain/users.js';
-import { useTestApi, type InvalidRequest, type Schemas } from '../support/api.js';
+import { buildApp } from '../../src/http/app.js';
+import { ServiceState } from '../../src/http/service-state.js';
+import { createAccountParts } from '../../src/worker/runtime.js';
+import { injectChecked, useTestApi, type InvalidRequest, type Schemas } from '../support/api.js';
 import { account, userWithKey } from '../support/fixtures.js';
 
 const api = useTestApi();
@@ -78,5 +85,37 @@ describe('DELETE /api/v1/accounts/{id}', () => {
     expect(await api.request({ method: 'DELETE', url: '/api/v1/accounts/acc_nope', key: ada.key })).toMatchObject({ status: 404 });
     expect(await api.request({ method: 'DELETE', url: `/api/v1/accounts/${id}`, key: ada.key })).toMatchObject({ status: 200, body: { success: true } });
     expect((await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: ada.key })).body.data).toEqual([]);
+  });
+});
+
+describe('POST /api/v1/accounts without HERALD_ALLOW_PRIVATE_NETWORK', () => {
+  it('refuses http and private addresses before any request is made, and connects nothing', async () => {
+    const env = readEnvironment({ HERALD_SECRET_KEY: randomBytes(32).toString('base64'), HERALD_DATA_DIR: api.media.root });
+    const parts = await createAccountParts(env, api.db);
+    const state = new ServiceState(api.media);
+    state.attach(api.db, { ...api.publishing.parts, ...parts });
+    const app = await buildApp({ context: state });
+    const seen: string[] = [];
+    const target = createServer((req, res) => {
+      seen.push(req.url ?? '');
+      res.end('{}');
+    });
+    await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+    const { port } = target.address() as AddressInfo;
+    try {
+      const u = await userWithKey(api.db);
+      const connect = (instance: string) =>
+        injectChecked<{ error: string }>(app, { method: 'POST', url: '/api/v1/accounts', key: u.key, body: { platform: 'mastodon', credentials: { instance, accessToken: 't' } } });
+      for (const instance of [`http://127.0.0.1:${port}`, `https://127.0.0.1:${port}`, 'https://10.0.0.5', 'https://169.254.169.254']) {
+        const res = await connect(instance);
+        expect(res.status).toBe(400);
+        expect(res.body.error).toMatch(/^URL not allowed: /);
+      }
+      expect(seen).toEqual([]);
+      expect(await api.db.selectFrom('accounts').select('id').where('owner_user_id', '=', u.userId).execute()).toEqual([]);
+    } finally {
+      await app.close();
+      await new Promise((resolve) => target.close(resolve));
+    }
   });
 });
