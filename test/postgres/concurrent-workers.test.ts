@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/domain/ids.js';
+import { createPost } from '../../src/domain/posts/create-post.js';
 import { PgBossQueue } from '../../src/queue/publication-queue.js';
-import { herald, json } from '../support/cli.js';
+import { herald, heraldSpawn, json } from '../support/cli.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { account, userWithKey } from '../support/fixtures.js';
 
@@ -63,4 +64,32 @@ describe('three herald worker processes on one Postgres', () => {
     expect(statuses).toEqual([{ status: 'published', n: POSTS }]);
     process.stdout.write(`[bench] 3 workers published ${POSTS} posts × ${TARGETS} targets in ${seconds.toFixed(1)} s (${(POSTS / seconds).toFixed(0)} posts/s)\n`);
   }, 240_000);
+});
+
+describe('herald worker, running', () => {
+  it('publishes a scheduled post when its job comes due, and stops cleanly on SIGTERM', async () => {
+    const { userId } = await userWithKey(database.db);
+    const x = await account(database.db, userId, 'x', 'w');
+    const queue = new PgBossQueue(database.db, { supervise: false });
+    const scheduledAt = new Date(Date.now() + 1500);
+    const { id } = await createPost(database.db, queue, userId, { accountIds: [x], caption: 'on time', postType: 'post', scheduledAt: scheduledAt.toISOString() }, new Date());
+    const env = { DATABASE_URL: database.url ?? '', HERALD_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'), HERALD_DATA_DIR: '/nonexistent-herald-data', LOG_LEVEL: 'silent' };
+    const workers = [heraldSpawn(['worker'], env), heraldSpawn(['worker'], env)];
+    const exits = workers.map((w) => new Promise<number | null>((resolve) => w.once('exit', resolve)));
+    try {
+      let status = '';
+      for (const until = Date.now() + 30_000; status !== 'published' && Date.now() < until; ) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        status = (await database.db.selectFrom('posts').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
+      }
+      expect(status).toBe('published');
+      const target = await database.db.selectFrom('post_targets').select(['published_at', 'attempts']).where('post_id', '=', id).executeTakeFirstOrThrow();
+      expect(target.attempts).toBe(1);
+      expect(target.published_at!.getTime()).toBeGreaterThanOrEqual(scheduledAt.getTime());
+      expect(await database.db.selectFrom('sandbox_outbox').select('text').where('account_id', '=', x).execute()).toEqual([{ text: 'on time' }]);
+    } finally {
+      for (const w of workers) w.kill('SIGTERM');
+    }
+    expect(await Promise.all(exits)).toEqual([0, 0]);
+  }, 60_000);
 });
