@@ -3,6 +3,7 @@ import type { BlueskyCredentials } from '../../src/publishers/bluesky/publisher.
 import { useTestApi, type Schemas } from '../support/api.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { userWithKey, type TestUser } from '../support/fixtures.js';
+import { postDetail, publishNow } from '../support/posts.js';
 import { multipartBody } from '../support/media-files.js';
 import { startTestPds, type TestPds } from '../support/pds.js';
 import { solidPng } from '../support/png.js';
@@ -36,16 +37,7 @@ async function connect(u: TestUser, name: string, service = proxy.url): Promise<
   return res.body;
 }
 
-async function publishNow(u: TestUser, body: Record<string, unknown>): Promise<string> {
-  const created = await api.request<{ id: string }>({ method: 'POST', url: '/api/v1/posts', key: u.key, body });
-  expect(created.status).toBe(201);
-  expect((await api.request({ method: 'POST', url: `/api/v1/posts/${created.body.id}/publish`, key: u.key })).status).toBe(202);
-  return created.body.id;
-}
 
-async function detail(u: TestUser, id: string): Promise<PostDetail> {
-  return (await api.request<PostDetail>({ method: 'GET', url: `/api/v1/posts/${id}`, key: u.key })).body;
-}
 
 async function didOf(accountId: string): Promise<string> {
   const row = await api.db.selectFrom('accounts').select('platform_user_id').where('id', '=', accountId).executeTakeFirstOrThrow();
@@ -99,10 +91,10 @@ describe('publishing to Bluesky', () => {
     const uploaded = await api.request<Schemas['Media']>({ method: 'POST', url: '/api/v1/media', key: u.key, payload, headers: { 'content-type': contentType } });
     expect(uploaded.status).toBe(201);
     const text = 'Read the notes at https://example.com/notes #herald';
-    const id = await publishNow(u, { accountIds: [acc.id], caption: text, mediaIds: [uploaded.body.id] });
+    const id = await publishNow(api, u, { accountIds: [acc.id], caption: text, mediaIds: [uploaded.body.id] });
     await api.publishing.drain();
 
-    const post = await detail(u, id);
+    const post = await postDetail(api, u, id);
     expect(post.status).toBe('published');
     const did = await didOf(acc.id);
     const records = await pds.listRecords(did);
@@ -125,9 +117,9 @@ describe('publishing to Bluesky', () => {
   it('publishes a 3-part thread and a first comment as a reply chain', async () => {
     const u = await userWithKey(api.db);
     const acc = await connect(u, 'frank');
-    const id = await publishNow(u, { accountIds: [acc.id], postType: 'thread', threadParts: { [acc.id]: ['one', 'two', 'three'] }, firstComment: 'and a comment' });
+    const id = await publishNow(api, u, { accountIds: [acc.id], postType: 'thread', threadParts: { [acc.id]: ['one', 'two', 'three'] }, firstComment: 'and a comment' });
     await api.publishing.drain();
-    expect((await detail(u, id)).status).toBe('published');
+    expect((await postDetail(api, u, id)).status).toBe('published');
     const records = await pds.listRecords(await didOf(acc.id));
     const byText = new Map(records.map((r) => [(r.value as { text: string }).text, r]));
     const ref = (t: string) => ({ uri: byText.get(t)?.uri, cid: byText.get(t)?.cid });
@@ -144,16 +136,16 @@ describe('publishing to Bluesky', () => {
     const reset = Math.floor(Date.now() / 1000) + 120;
     proxy.plan((req) => (req.path.endsWith('repo.putRecord') ? { kind: 'answer', status: 429, headers: { 'ratelimit-reset': String(reset) }, body: '{"error":"RateLimitExceeded","message":"Rate Limit Exceeded"}' } : undefined));
     try {
-      const id = await publishNow(u, { accountIds: [acc.id], caption: 'patience' });
+      const id = await publishNow(api, u, { accountIds: [acc.id], caption: 'patience' });
       await api.publishing.drain();
-      const waiting = await detail(u, id);
+      const waiting = await postDetail(api, u, id);
       expect(waiting.status).toBe('publishing');
       expect(waiting.targets[0]?.error).toMatchObject({ category: 'rate_limited', retrying: true, attempts: 1, message: 'Rate Limit Exceeded' });
       expect(Date.parse(waiting.targets[0]?.error?.nextAttemptAt ?? '')).toBeGreaterThanOrEqual(reset * 1000);
       proxy.plan(() => undefined);
       api.publishing.runAhead(125_000);
       await api.publishing.drain();
-      expect((await detail(u, id)).status).toBe('published');
+      expect((await postDetail(api, u, id)).status).toBe('published');
       expect(await pds.listRecords(await didOf(acc.id))).toHaveLength(1);
     } finally {
       proxy.plan(() => undefined);
@@ -171,12 +163,12 @@ describe('publishing to Bluesky', () => {
       return { kind: 'commitThenAnswer', status: 502, body: 'Bad Gateway' };
     });
     try {
-      const id = await publishNow(u, { accountIds: [acc.id], caption: 'once only' });
+      const id = await publishNow(api, u, { accountIds: [acc.id], caption: 'once only' });
       await api.publishing.drain();
-      expect((await detail(u, id)).targets[0]?.error).toMatchObject({ category: 'platform_error', retrying: true });
+      expect((await postDetail(api, u, id)).targets[0]?.error).toMatchObject({ category: 'platform_error', retrying: true });
       api.publishing.runAhead(61_000);
       await api.publishing.drain();
-      const post = await detail(u, id);
+      const post = await postDetail(api, u, id);
       expect(post.targets[0]).toMatchObject({ status: 'published', error: null });
       const records = await pds.listRecords(await didOf(acc.id));
       expect(records.map((r) => r.uri)).toEqual([post.targets[0]?.platformPostId]);
@@ -191,11 +183,11 @@ describe('publishing to Bluesky', () => {
     const acc = await connect(u, 'kate');
     proxy.plan((req) => (req.path.endsWith('repo.putRecord') ? { kind: 'answer', status: 503, body: '{"error":"Unavailable","message":"Try later"}' } : undefined));
     try {
-      const id = await publishNow(u, { accountIds: [acc.id], caption: 'never' });
+      const id = await publishNow(api, u, { accountIds: [acc.id], caption: 'never' });
       const seen: [number, boolean][] = [];
       for (let round = 1; round <= 6; round += 1) {
         await api.publishing.drain();
-        const error = (await detail(u, id)).targets[0]?.error;
+        const error = (await postDetail(api, u, id)).targets[0]?.error;
         seen.push([error?.attempts ?? -1, error?.retrying ?? false]);
         // Past any backoff of that attempt (60 s doubling, capped at 120 s in these tests).
         api.publishing.runAhead(round * 130_000);
@@ -208,7 +200,7 @@ describe('publishing to Bluesky', () => {
         [5, false],
         [5, false],
       ]);
-      const post = await detail(u, id);
+      const post = await postDetail(api, u, id);
       expect(post.status).toBe('failed');
       expect(post.targets[0]?.error).toMatchObject({ category: 'platform_error', message: 'Try later', nextAttemptAt: null });
       expect(proxy.requests.filter((r) => r.path.endsWith('repo.putRecord') && r.status === 503)).toHaveLength(5);
@@ -226,9 +218,9 @@ describe('publishing to Bluesky', () => {
     const stale = { ...api.publishing.deps.vault.open<BlueskyCredentials>(row.credentials ?? ''), accessJwt: pds.expiredAccessJwt(did) };
     await api.db.updateTable('accounts').set({ credentials: api.publishing.deps.vault.seal(stale) }).where('id', '=', acc.id).execute();
 
-    const id = await publishNow(u, { accountIds: [acc.id], caption: 'fresh tokens' });
+    const id = await publishNow(api, u, { accountIds: [acc.id], caption: 'fresh tokens' });
     await api.publishing.drain();
-    expect((await detail(u, id)).status).toBe('published');
+    expect((await postDetail(api, u, id)).status).toBe('published');
     const after = await api.db.selectFrom('accounts').select(['credentials', 'credentials_version', 'health']).where('id', '=', acc.id).executeTakeFirstOrThrow();
     expect(after.credentials_version).toBe(row.credentials_version + 1);
     expect(after.health).toBe('ok');
@@ -249,9 +241,9 @@ describe('publishing to Bluesky', () => {
       .set({ credentials: api.publishing.deps.vault.seal({ ...tokens, accessJwt: pds.expiredAccessJwt(tokens.did) }) })
       .where('id', '=', acc.id)
       .execute();
-    const id = await publishNow(u, { accountIds: [acc.id], caption: 'not going out' });
+    const id = await publishNow(api, u, { accountIds: [acc.id], caption: 'not going out' });
     await api.publishing.drain();
-    const post = await detail(u, id);
+    const post = await postDetail(api, u, id);
     expect(post.status).toBe('failed');
     expect(post.targets[0]?.error).toMatchObject({ category: 'auth_expired', retrying: false, attempts: 1 });
     const listed = await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: u.key });
@@ -269,9 +261,9 @@ describe('a partial post', () => {
       req.path.endsWith('repo.putRecord') ? { kind: 'answer', status: 400, body: '{"error":"InvalidRequest","message":"Record refused by the PDS"}' } : undefined,
     );
     try {
-      const id = await publishNow(u, { accountIds: [sandbox.body.id, acc.id], caption: 'two places' });
+      const id = await publishNow(api, u, { accountIds: [sandbox.body.id, acc.id], caption: 'two places' });
       await api.publishing.drain();
-      const partial = await detail(u, id);
+      const partial = await postDetail(api, u, id);
       expect(partial.status).toBe('partial');
       expect(partial.targets.map((t) => [t.status, t.error?.category ?? null, t.error?.retrying ?? null])).toEqual([
         ['published', null, null],
@@ -285,7 +277,7 @@ describe('a partial post', () => {
       expect(retried.status).toBe(202);
       expect(retried.body.targets.map((t) => t.status)).toEqual(['published', 'pending']);
       await api.publishing.drain();
-      const post = await detail(u, id);
+      const post = await postDetail(api, u, id);
       expect(post.status).toBe('published');
       expect(post.targets[0]?.platformPostId).toBe(partial.targets[0]?.platformPostId);
       expect(await api.db.selectFrom('sandbox_outbox').select('platform_post_id').where('account_id', '=', sandbox.body.id).execute()).toHaveLength(1);
@@ -330,13 +322,13 @@ describe('while a call to Bluesky is in flight', () => {
     const held = new Promise<void>((resolve) => (release = resolve));
     proxy.plan((req) => (req.path.endsWith('repo.putRecord') ? { kind: 'delay', until: held } : undefined));
     try {
-      const id = await publishNow(u, { accountIds: [acc.id], caption: 'in flight' });
+      const id = await publishNow(api, u, { accountIds: [acc.id], caption: 'in flight' });
       const later = await api.request<{ id: string }>({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [acc.id], caption: 'next' } });
       const draining = api.publishing.drain();
-      for (const until = Date.now() + 10_000; (await detail(u, id)).targets[0]?.status !== 'publishing' && Date.now() < until; ) {
+      for (const until = Date.now() + 10_000; (await postDetail(api, u, id)).targets[0]?.status !== 'publishing' && Date.now() < until; ) {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      expect((await detail(u, id)).status).toBe('publishing');
+      expect((await postDetail(api, u, id)).status).toBe('publishing');
       expect(await api.request({ method: 'PATCH', url: `/api/v1/posts/${id}`, key: u.key, body: { caption: 'changed' } })).toMatchObject({
         status: 400,
         body: { error: 'Cannot edit a post while it is publishing' },
@@ -346,14 +338,14 @@ describe('while a call to Bluesky is in flight', () => {
       release();
       await draining;
 
-      const post = await detail(u, id);
+      const post = await postDetail(api, u, id);
       expect(post).toMatchObject({ status: 'published', caption: 'in flight' });
       const records = await pds.listRecords(await didOf(acc.id));
       expect(records.map((r) => r.uri)).toEqual([post.targets[0]?.platformPostId]);
       // The account is gone now: a post that targets it cannot be published.
       expect(await api.request({ method: 'POST', url: `/api/v1/posts/${later.body.id}/publish`, key: u.key })).toMatchObject({ status: 202 });
       await api.publishing.drain();
-      expect((await detail(u, later.body.id)).targets[0]).toMatchObject({ status: 'failed', error: { category: 'auth_expired', message: 'The account was disconnected before this post was published' } });
+      expect((await postDetail(api, u, later.body.id)).targets[0]).toMatchObject({ status: 'failed', error: { category: 'auth_expired', message: 'The account was disconnected before this post was published' } });
       expect(await pds.listRecords(await didOf(acc.id))).toHaveLength(1);
     } finally {
       release();

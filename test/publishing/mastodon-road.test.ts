@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestApi, type Schemas } from '../support/api.js';
 import { userWithKey, type TestUser } from '../support/fixtures.js';
+import { postDetail, publishNow } from '../support/posts.js';
 import { startMastodonFake, type MastodonFake } from '../support/mastodon-fake.js';
 import { makeMediaFiles, multipartBody, type MediaFiles } from '../support/media-files.js';
 import { unusedPort } from '../support/ports.js';
@@ -21,8 +22,6 @@ afterAll(async () => {
   files?.cleanup();
 });
 
-type PostDetail = Schemas['PostDetail'];
-
 async function connect(u: TestUser, username: string): Promise<{ account: Schemas['Account']; id: string }> {
   const who = mastodon.addAccount(username, `${username} display`);
   const res = await api.request<Schemas['Account']>({ method: 'POST', url: '/api/v1/accounts', key: u.key, body: { platform: 'mastodon', credentials: { instance: mastodon.url, accessToken: who.token } } });
@@ -30,16 +29,7 @@ async function connect(u: TestUser, username: string): Promise<{ account: Schema
   return { account: res.body, id: who.id };
 }
 
-async function publishNow(u: TestUser, body: Record<string, unknown>): Promise<string> {
-  const created = await api.request<{ id: string }>({ method: 'POST', url: '/api/v1/posts', key: u.key, body });
-  expect(created.status).toBe(201);
-  expect((await api.request({ method: 'POST', url: `/api/v1/posts/${created.body.id}/publish`, key: u.key })).status).toBe(202);
-  return created.body.id;
-}
 
-async function detail(u: TestUser, id: string): Promise<PostDetail> {
-  return (await api.request<PostDetail>({ method: 'GET', url: `/api/v1/posts/${id}`, key: u.key })).body;
-}
 
 async function upload(u: TestUser, file: Buffer, name: string, type: string, altText: string): Promise<string> {
   const { payload, contentType } = multipartBody([
@@ -81,14 +71,14 @@ describe('publishing to Mastodon', () => {
     const u = await userWithKey(api.db);
     const { account, id: mastodonId } = await connect(u, 'bea');
     const media = await upload(u, files.png64, 'a.png', 'image/png', 'A small square');
-    const id = await publishNow(u, { accountIds: [account.id], caption: 'With a picture', mediaIds: [media] });
+    const id = await publishNow(api, u, { accountIds: [account.id], caption: 'With a picture', mediaIds: [media] });
     await api.publishing.drain();
     const [status] = statusesOf(mastodonId);
     expect(status).toMatchObject({ text: 'With a picture', inReplyToId: null });
     const attached = mastodon.media.get(status?.mediaIds[0] ?? '');
     expect(attached).toMatchObject({ description: 'A small square', mime: 'image/png' });
     expect(attached?.bytes).toEqual(files.png64);
-    expect((await detail(u, id)).targets[0]).toMatchObject({ status: 'published', platformPostId: status?.id, url: status?.url });
+    expect((await postDetail(api, u, id)).targets[0]).toMatchObject({ status: 'published', platformPostId: status?.id, url: status?.url });
   });
 
   it('waits for a video through 202 and 206 before posting it', async () => {
@@ -96,7 +86,7 @@ describe('publishing to Mastodon', () => {
     const { account, id: mastodonId } = await connect(u, 'cy');
     const media = await upload(u, files.mp4Portrait, 'v.mp4', 'video/mp4', 'A test pattern');
     mastodon.videoProcessing.polls = 2;
-    await publishNow(u, { accountIds: [account.id], caption: 'A video', mediaIds: [media] });
+    await publishNow(api, u, { accountIds: [account.id], caption: 'A video', mediaIds: [media] });
     await api.publishing.drain();
     const polls = mastodon.requests.filter((r) => r.method === 'GET' && r.path.startsWith('/api/v1/media/'));
     expect(polls.length).toBeGreaterThanOrEqual(2);
@@ -111,9 +101,9 @@ describe('publishing to Mastodon', () => {
     mastodon.videoProcessing.polls = 1;
     mastodon.videoProcessing.fails = true;
     try {
-      const id = await publishNow(u, { accountIds: [account.id], caption: 'Broken video', mediaIds: [media] });
+      const id = await publishNow(api, u, { accountIds: [account.id], caption: 'Broken video', mediaIds: [media] });
       await api.publishing.drain();
-      expect((await detail(u, id)).targets[0]).toMatchObject({
+      expect((await postDetail(api, u, id)).targets[0]).toMatchObject({
         status: 'failed',
         error: { category: 'media_error', retrying: false, message: 'Error processing thumbnail for uploaded media' },
       });
@@ -126,7 +116,7 @@ describe('publishing to Mastodon', () => {
   it('posts a thread and a first comment as replies, each with its own Idempotency-Key', async () => {
     const u = await userWithKey(api.db);
     const { account, id: mastodonId } = await connect(u, 'eve');
-    await publishNow(u, { accountIds: [account.id], postType: 'thread', threadParts: { [account.id]: ['1/3', '2/3', '3/3'] }, firstComment: 'comment' });
+    await publishNow(api, u, { accountIds: [account.id], postType: 'thread', threadParts: { [account.id]: ['1/3', '2/3', '3/3'] }, firstComment: 'comment' });
     await api.publishing.drain();
     const chain = statusesOf(mastodonId);
     expect(chain.map((s) => [s.text, s.inReplyToId])).toEqual([
@@ -144,9 +134,9 @@ describe('publishing to Mastodon', () => {
     const u = await userWithKey(api.db);
     const { account, id: mastodonId } = await connect(u, 'fay');
     mastodon.fail({ on: 'statuses', kind: 'commitThenAnswer', status: 503 });
-    const id = await publishNow(u, { accountIds: [account.id], caption: 'Only once' });
+    const id = await publishNow(api, u, { accountIds: [account.id], caption: 'Only once' });
     await api.publishing.drain();
-    expect((await detail(u, id)).targets[0]?.error).toMatchObject({ category: 'platform_error', retrying: true });
+    expect((await postDetail(api, u, id)).targets[0]?.error).toMatchObject({ category: 'platform_error', retrying: true });
     api.publishing.runAhead(2 * MINUTE);
     try {
       await api.publishing.drain();
@@ -157,7 +147,7 @@ describe('publishing to Mastodon', () => {
     const sent = statusRequestsOf('Only once');
     expect(sent).toHaveLength(2);
     expect(sent[1]?.idempotencyKey).toBe(sent[0]?.idempotencyKey);
-    expect((await detail(u, id)).targets[0]).toMatchObject({ status: 'published', platformPostId: statusesOf(mastodonId)[0]?.id });
+    expect((await postDetail(api, u, id)).targets[0]).toMatchObject({ status: 'published', platformPostId: statusesOf(mastodonId)[0]?.id });
   });
 
   it('never reposts blindly once the key has expired: the target becomes unknown for a person to decide', async () => {
@@ -165,15 +155,15 @@ describe('publishing to Mastodon', () => {
     const { account, id: mastodonId } = await connect(u, 'gus');
     // A 503 without creating anything: Herald cannot tell it from one that did.
     mastodon.fail({ on: 'statuses', kind: 'answer', status: 503, body: { error: 'Service unavailable' } });
-    const id = await publishNow(u, { accountIds: [account.id], caption: 'In doubt' });
+    const id = await publishNow(api, u, { accountIds: [account.id], caption: 'In doubt' });
     await api.publishing.drain();
-    expect((await detail(u, id)).targets[0]?.error).toMatchObject({ retrying: true });
+    expect((await postDetail(api, u, id)).targets[0]?.error).toMatchObject({ retrying: true });
     // The next try comes only after the instance has forgotten the key.
     mastodon.advance(61 * MINUTE);
     api.publishing.runAhead(56 * MINUTE);
     try {
       await api.publishing.drain();
-      const unknown = await detail(u, id);
+      const unknown = await postDetail(api, u, id);
       expect(unknown.status).toBe('failed');
       expect(unknown.targets[0]).toMatchObject({ status: 'unknown', error: { retrying: false } });
       expect(unknown.targets[0]?.error?.message).toMatch(/check the account, then retry with includeUnknown=true/);
@@ -187,7 +177,7 @@ describe('publishing to Mastodon', () => {
       api.publishing.runAhead(0);
       mastodon.advance(-61 * MINUTE);
     }
-    expect((await detail(u, id)).status).toBe('published');
+    expect((await postDetail(api, u, id)).status).toBe('published');
     expect(statusesOf(mastodonId).map((s) => s.text)).toEqual(['In doubt']);
   });
 
@@ -202,9 +192,9 @@ describe('publishing to Mastodon', () => {
       headers: { 'x-ratelimit-limit': '300', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': reset.toISOString() },
       body: { error: 'Too many requests' },
     });
-    const id = await publishNow(u, { accountIds: [account.id], caption: 'Slow down' });
+    const id = await publishNow(api, u, { accountIds: [account.id], caption: 'Slow down' });
     await api.publishing.drain();
-    const waiting = (await detail(u, id)).targets[0]?.error;
+    const waiting = (await postDetail(api, u, id)).targets[0]?.error;
     expect(waiting).toMatchObject({ category: 'rate_limited', retrying: true, message: 'Too many requests' });
     expect(Date.parse(waiting?.nextAttemptAt ?? '')).toBeGreaterThanOrEqual(reset.getTime());
     api.publishing.runAhead(2 * MINUTE);
@@ -223,9 +213,9 @@ describe('publishing to Mastodon', () => {
     const u = await userWithKey(api.db);
     const { account, id: mastodonId } = await connect(u, 'ivy');
     const fresh = mastodon.rotateToken(mastodonId);
-    const id = await publishNow(u, { accountIds: [account.id], caption: 'Token gone' });
+    const id = await publishNow(api, u, { accountIds: [account.id], caption: 'Token gone' });
     await api.publishing.drain();
-    expect((await detail(u, id)).targets[0]).toMatchObject({ status: 'failed', error: { category: 'auth_expired', retrying: false } });
+    expect((await postDetail(api, u, id)).targets[0]).toMatchObject({ status: 'failed', error: { category: 'auth_expired', retrying: false } });
     const listed = await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: u.key });
     expect(listed.body.data.find((a) => a.id === account.id)).toMatchObject({ health: 'needs_reconnect', healthMessage: expect.stringMatching(/access token/) as unknown });
 
@@ -233,7 +223,7 @@ describe('publishing to Mastodon', () => {
     expect(again.body).toMatchObject({ id: account.id, health: 'ok', healthMessage: null });
     expect((await api.request({ method: 'POST', url: `/api/v1/posts/${id}/retry`, key: u.key })).status).toBe(202);
     await api.publishing.drain();
-    expect((await detail(u, id)).status).toBe('published');
+    expect((await postDetail(api, u, id)).status).toBe('published');
     expect(statusesOf(mastodonId)).toHaveLength(1);
   });
 
@@ -241,9 +231,9 @@ describe('publishing to Mastodon', () => {
     const u = await userWithKey(api.db);
     const { account } = await connect(u, 'jo');
     mastodon.fail({ on: 'statuses', kind: 'answer', status: 422, body: { error: 'Validation failed: Text character limit of 500 exceeded' } });
-    const id = await publishNow(u, { accountIds: [account.id], caption: 'Fine here, refused there' });
+    const id = await publishNow(api, u, { accountIds: [account.id], caption: 'Fine here, refused there' });
     await api.publishing.drain();
-    expect((await detail(u, id)).targets[0]).toMatchObject({
+    expect((await postDetail(api, u, id)).targets[0]).toMatchObject({
       status: 'failed',
       error: { category: 'user_content', retrying: false, attempts: 1, message: 'Validation failed: Text character limit of 500 exceeded' },
     });

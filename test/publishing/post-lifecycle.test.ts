@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { useTestApi, type Schemas } from '../support/api.js';
-import { account, userWithKey, type TestUser } from '../support/fixtures.js';
+import { account, userWithKey } from '../support/fixtures.js';
+import { createPost, postDetail } from '../support/posts.js';
 
 const api = useTestApi();
 const MINUTE = 60_000;
@@ -8,19 +9,11 @@ const HOUR = 60 * MINUTE;
 
 type PostDetail = Schemas['PostDetail'];
 
-async function create(u: TestUser, body: Record<string, unknown>): Promise<string> {
-  const res = await api.request<{ id: string }>({ method: 'POST', url: '/api/v1/posts', key: u.key, body });
-  expect(res.status).toBe(201);
-  return res.body.id;
-}
 
 function inMs(ms: number): string {
   return new Date(Date.now() + ms).toISOString();
 }
 
-async function detail(u: TestUser, id: string): Promise<PostDetail> {
-  return (await api.request<PostDetail>({ method: 'GET', url: `/api/v1/posts/${id}`, key: u.key })).body;
-}
 
 async function outboxCount(accountId: string): Promise<number> {
   return (await api.db.selectFrom('sandbox_outbox').select('platform_post_id').where('account_id', '=', accountId).execute()).length;
@@ -42,9 +35,9 @@ describe('scheduling and its job', () => {
     const u = await userWithKey(api.db);
     const x = await account(api.db, u.userId);
     const at = inMs(HOUR);
-    const scheduled = await create(u, { accountIds: [x], caption: 'a', scheduledAt: at });
+    const scheduled = await createPost(api, u, { accountIds: [x], caption: 'a', scheduledAt: at });
     expect((await jobs(scheduled)).map((j) => [j.state, j.start_after.toISOString()])).toEqual([['created', new Date(at).toISOString()]]);
-    const draft = await create(u, { accountIds: [x], caption: 'b' });
+    const draft = await createPost(api, u, { accountIds: [x], caption: 'b' });
     expect(await jobs(draft)).toEqual([]);
   });
 
@@ -63,7 +56,7 @@ describe('PATCH /api/v1/posts/{id}', () => {
   it('reschedules: the old job is cancelled and a new one waits at the new time', async () => {
     const u = await userWithKey(api.db);
     const x = await account(api.db, u.userId);
-    const id = await create(u, { accountIds: [x], caption: 'a', scheduledAt: inMs(HOUR) });
+    const id = await createPost(api, u, { accountIds: [x], caption: 'a', scheduledAt: inMs(HOUR) });
     const later = inMs(2 * HOUR);
     const res = await api.request<PostDetail>({ method: 'PATCH', url: `/api/v1/posts/${id}`, key: u.key, body: { scheduledAt: later, caption: 'b' } });
     expect(res.status).toBe(200);
@@ -74,13 +67,13 @@ describe('PATCH /api/v1/posts/{id}', () => {
   it('makes a scheduled post a draft with scheduledAt null, and a draft is never published', async () => {
     const u = await userWithKey(api.db);
     const x = await account(api.db, u.userId);
-    const id = await create(u, { accountIds: [x], caption: 'a', scheduledAt: inMs(MINUTE) });
+    const id = await createPost(api, u, { accountIds: [x], caption: 'a', scheduledAt: inMs(MINUTE) });
     const res = await api.request<PostDetail>({ method: 'PATCH', url: `/api/v1/posts/${id}`, key: u.key, body: { scheduledAt: null } });
     expect(res.body).toMatchObject({ status: 'draft', scheduledAt: null });
     expect((await jobs(id)).map((j) => j.state)).toEqual(['cancelled']);
     api.publishing.runAhead(2 * MINUTE);
     await api.publishing.drain();
-    expect((await detail(u, id)).status).toBe('draft');
+    expect((await postDetail(api, u, id)).status).toBe('draft');
     expect(await outboxCount(x)).toBe(0);
   });
 
@@ -89,7 +82,7 @@ describe('PATCH /api/v1/posts/{id}', () => {
     const other = await userWithKey(api.db);
     const x = await account(api.db, u.userId, 'x');
     const foreign = await account(api.db, other.userId, 'x');
-    const id = await create(u, { accountIds: [x], caption: 'short' });
+    const id = await createPost(api, u, { accountIds: [x], caption: 'short' });
     const tooLong = await api.request({ method: 'PATCH', url: `/api/v1/posts/${id}`, key: u.key, body: { caption: 'x'.repeat(281) } });
     expect(tooLong.status).toBe(400);
     expect(tooLong.body).toEqual({ error: expect.stringMatching(/^X caption allows at most 280 characters; got 281/) as unknown });
@@ -99,14 +92,14 @@ describe('PATCH /api/v1/posts/{id}', () => {
     expect(past).toMatchObject({ status: 400, body: { error: 'Invalid request', details: [expect.objectContaining({ path: ['scheduledAt'], code: 'too_small' })] } });
     const unknownField = await api.request({ method: 'PATCH', url: `/api/v1/posts/${id}`, key: u.key, body: { captionn: 'x' } });
     expect(unknownField).toMatchObject({ status: 400, body: { error: 'Invalid request' } });
-    expect(await detail(u, id)).toMatchObject({ caption: 'short', status: 'draft', targets: [expect.objectContaining({ accountId: x })] });
+    expect(await postDetail(api, u, id)).toMatchObject({ caption: 'short', status: 'draft', targets: [expect.objectContaining({ accountId: x })] });
   });
 
   it('replaces targets, overrides and thread parts, and keeps what the change leaves out', async () => {
     const u = await userWithKey(api.db);
     const x = await account(api.db, u.userId, 'x');
     const th = await account(api.db, u.userId, 'threads');
-    const id = await create(u, { accountIds: [x], caption: 'hello', firstComment: 'first', accountOverrides: [{ accountId: x, captionOverride: 'hi X' }] });
+    const id = await createPost(api, u, { accountIds: [x], caption: 'hello', firstComment: 'first', accountOverrides: [{ accountId: x, captionOverride: 'hi X' }] });
     const res = await api.request<PostDetail>({ method: 'PATCH', url: `/api/v1/posts/${id}`, key: u.key, body: { accountIds: [x, th], firstComment: null } });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ caption: 'hello', firstComment: null });
@@ -120,13 +113,13 @@ describe('PATCH /api/v1/posts/{id}', () => {
     const u = await userWithKey(api.db);
     const other = await userWithKey(api.db);
     const x = await account(api.db, u.userId);
-    const id = await create(u, { accountIds: [x], caption: 'a' });
+    const id = await createPost(api, u, { accountIds: [x], caption: 'a' });
     expect(await api.request({ method: 'PATCH', url: `/api/v1/posts/${id}`, key: other.key, body: { caption: 'b' } })).toMatchObject({ status: 404, body: { error: 'Post not found' } });
     expect((await api.request({ method: 'POST', url: `/api/v1/posts/${id}/publish`, key: u.key })).status).toBe(202);
     await api.publishing.drain();
     expect(await api.request({ method: 'PATCH', url: `/api/v1/posts/${id}`, key: u.key, body: { caption: 'b' } })).toMatchObject({ status: 400, body: { error: 'Cannot edit published post' } });
     expect(await api.request({ method: 'DELETE', url: `/api/v1/posts/${id}`, key: u.key })).toMatchObject({ status: 400, body: { error: 'Cannot delete published post' } });
-    expect((await detail(u, id)).caption).toBe('a');
+    expect((await postDetail(api, u, id)).caption).toBe('a');
   });
 });
 
@@ -134,12 +127,12 @@ describe('POST /api/v1/posts/{id}/publish', () => {
   it('publishes a draft now, and refuses a post already published', async () => {
     const u = await userWithKey(api.db);
     const x = await account(api.db, u.userId);
-    const id = await create(u, { accountIds: [x], caption: 'now' });
+    const id = await createPost(api, u, { accountIds: [x], caption: 'now' });
     const res = await api.request<PostDetail>({ method: 'POST', url: `/api/v1/posts/${id}/publish`, key: u.key });
     expect(res.status).toBe(202);
     expect(res.body).toMatchObject({ status: 'publishing', targets: [expect.objectContaining({ status: 'pending' })] });
     expect(await api.publishing.drain()).toBe(1);
-    expect((await detail(u, id)).status).toBe('published');
+    expect((await postDetail(api, u, id)).status).toBe('published');
     expect(await api.request({ method: 'POST', url: `/api/v1/posts/${id}/publish`, key: u.key })).toMatchObject({
       status: 400,
       body: { error: 'Post has already been published or has failed; use retry for failed targets' },
@@ -152,7 +145,7 @@ describe('DELETE /api/v1/posts/{id}', () => {
   it('cancels the job of a scheduled post with the post', async () => {
     const u = await userWithKey(api.db);
     const x = await account(api.db, u.userId);
-    const id = await create(u, { accountIds: [x], caption: 'a', scheduledAt: inMs(MINUTE) });
+    const id = await createPost(api, u, { accountIds: [x], caption: 'a', scheduledAt: inMs(MINUTE) });
     expect(await api.request({ method: 'DELETE', url: `/api/v1/posts/${id}`, key: u.key })).toMatchObject({ status: 200 });
     expect((await jobs(id)).map((j) => j.state)).toEqual(['cancelled']);
     api.publishing.runAhead(2 * MINUTE);
@@ -165,12 +158,12 @@ describe('lateness', () => {
   it('publishes a post that came due within the bound, and fails one past it with system_error until retried', async () => {
     const u = await userWithKey(api.db);
     const x = await account(api.db, u.userId);
-    const late = await create(u, { accountIds: [x], caption: 'slightly late', scheduledAt: inMs(MINUTE) });
-    const stale = await create(u, { accountIds: [x], caption: 'stale', scheduledAt: inMs(2 * MINUTE) });
+    const late = await createPost(api, u, { accountIds: [x], caption: 'slightly late', scheduledAt: inMs(MINUTE) });
+    const stale = await createPost(api, u, { accountIds: [x], caption: 'stale', scheduledAt: inMs(2 * MINUTE) });
     // The service was "down" until 1h 1m 30s after now: one post is 1h 30s late, the other 59m 30s late.
     api.publishing.runAhead(HOUR + MINUTE + 30_000);
     await api.publishing.drain();
-    const [a, b] = [await detail(u, late), await detail(u, stale)];
+    const [a, b] = [await postDetail(api, u, late), await postDetail(api, u, stale)];
     expect(a.status).toBe('failed');
     expect(a.targets[0]?.error).toMatchObject({ category: 'system_error', retrying: false, attempts: 0 });
     expect(a.targets[0]?.error?.message).toMatch(/^Not published: it came due 61 minutes ago, .* 60-minute lateness bound; retry the post/);
@@ -181,7 +174,7 @@ describe('lateness', () => {
     const retried = await api.request<PostDetail>({ method: 'POST', url: `/api/v1/posts/${late}/retry`, key: u.key });
     expect(retried).toMatchObject({ status: 202, body: { status: 'publishing', targets: [expect.objectContaining({ status: 'pending', error: null })] } });
     await api.publishing.drain();
-    expect((await detail(u, late)).status).toBe('published');
+    expect((await postDetail(api, u, late)).status).toBe('published');
     expect(await outboxCount(x)).toBe(2);
   });
 });
@@ -191,11 +184,11 @@ describe('disconnecting an account', () => {
     const u = await userWithKey(api.db);
     const x = await account(api.db, u.userId, 'x');
     const li = await account(api.db, u.userId, 'linkedin');
-    const id = await create(u, { accountIds: [x, li], caption: 'a', scheduledAt: inMs(MINUTE) });
+    const id = await createPost(api, u, { accountIds: [x, li], caption: 'a', scheduledAt: inMs(MINUTE) });
     expect(await api.request({ method: 'DELETE', url: `/api/v1/accounts/${li}`, key: u.key })).toMatchObject({ status: 200, body: { success: true } });
     api.publishing.runAhead(2 * MINUTE);
     await api.publishing.drain();
-    const post = await detail(u, id);
+    const post = await postDetail(api, u, id);
     expect(post.status).toBe('partial');
     expect(post.targets.map((t) => [t.status, t.error?.category ?? null])).toEqual([
       ['published', null],

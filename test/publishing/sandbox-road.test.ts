@@ -2,11 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { SANDBOX_URL_BASE } from '../../src/publishers/sandbox.js';
 import { useTestApi, type Schemas } from '../support/api.js';
 import { account, userWithKey, type TestUser } from '../support/fixtures.js';
+import { postDetail } from '../support/posts.js';
 
 const api = useTestApi();
 const MINUTE = 60_000;
-
-type PostDetail = Schemas['PostDetail'];
 
 async function schedule(u: TestUser, body: Record<string, unknown>, inMs = MINUTE): Promise<string> {
   const res = await api.request<{ id: string }>({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { scheduledAt: new Date(Date.now() + inMs).toISOString(), ...body } });
@@ -14,11 +13,6 @@ async function schedule(u: TestUser, body: Record<string, unknown>, inMs = MINUT
   return res.body.id;
 }
 
-async function detail(u: TestUser, id: string): Promise<PostDetail> {
-  const res = await api.request<PostDetail>({ method: 'GET', url: `/api/v1/posts/${id}`, key: u.key });
-  expect(res.status).toBe(200);
-  return res.body;
-}
 
 /** What the sandbox "platform" holds for an account, oldest first: read from the outbox, not from the post's own rows. */
 async function outbox(accountId: string) {
@@ -43,13 +37,13 @@ describe('a scheduled post on sandbox accounts', () => {
     const id = await schedule(u, { accountIds: [x, li], caption: 'Launch day', accountOverrides: [{ accountId: li, captionOverride: 'Launch day, LinkedIn' }] });
 
     expect(await api.publishing.drain()).toBe(0);
-    expect((await detail(u, id)).status).toBe('scheduled');
+    expect((await postDetail(api, u, id)).status).toBe('scheduled');
     expect(await outbox(x)).toEqual([]);
 
     api.publishing.runAhead(MINUTE + 1000);
     expect(await api.publishing.drain()).toBe(1);
 
-    const post = await detail(u, id);
+    const post = await postDetail(api, u, id);
     expect(post.status).toBe('published');
     expect(post.targets.map((t) => [t.accountId, t.status, t.caption, t.error])).toEqual([
       [x, 'published', 'Launch day', null],
@@ -79,8 +73,8 @@ describe('a scheduled post on sandbox accounts', () => {
     const later = await schedule(u, { accountIds: [x], caption: 'later' }, 3 * 3_600_000);
     api.publishing.runAhead(2 * 3_600_000);
     await api.publishing.drain();
-    expect((await detail(u, draft.body.id)).status).toBe('draft');
-    expect((await detail(u, later)).status).toBe('scheduled');
+    expect((await postDetail(api, u, draft.body.id)).status).toBe('draft');
+    expect((await postDetail(api, u, later)).status).toBe('scheduled');
     expect(await outbox(x)).toEqual([]);
   });
 
@@ -93,6 +87,6 @@ describe('a scheduled post on sandbox accounts', () => {
     const rows = await outbox(th);
     expect(rows.map((r) => r.text)).toEqual(['one', 'two', 'three', 'comment']);
     expect(rows.map((r) => r.reply_to)).toEqual([null, rows[0]?.platform_post_id, rows[1]?.platform_post_id, rows[2]?.platform_post_id]);
-    expect((await detail(u, id)).targets[0]?.platformPostId).toBe(rows[0]?.platform_post_id);
+    expect((await postDetail(api, u, id)).targets[0]?.platformPostId).toBe(rows[0]?.platform_post_id);
   });
 });

@@ -18,20 +18,11 @@ export interface NewPost {
 /** A post, its targets and its media, inside the caller's transaction: all of it is written or none. */
 export async function insertPostWithTargets(trx: Transaction<Database>, { post, targets, media }: NewPost): Promise<PostRow> {
   const row = await trx.insertInto('posts').values(post).returningAll().executeTakeFirstOrThrow();
-  if (targets.length > 0) {
-    await trx
-      .insertInto('post_targets')
-      .values(targets.map((t) => ({ ...t, fields: toJsonb(t.fields), thread_parts: toJsonb(t.thread_parts) })))
-      .execute();
-  }
-  if (media.length > 0) await trx.insertInto('post_media').values(media).execute();
+  await insertContents(trx, { targets, media });
   return row;
 }
 
-/** Replaces a post's targets and media inside the caller's transaction (an edit of an unpublished post). */
-export async function replacePostContents(trx: Transaction<Database>, postId: string, { targets, media }: Omit<NewPost, 'post'>): Promise<void> {
-  await trx.deleteFrom('post_targets').where('post_id', '=', postId).execute();
-  await trx.deleteFrom('post_media').where('post_id', '=', postId).execute();
+async function insertContents(trx: Transaction<Database>, { targets, media }: Omit<NewPost, 'post'>): Promise<void> {
   if (targets.length > 0) {
     await trx
       .insertInto('post_targets')
@@ -39,6 +30,13 @@ export async function replacePostContents(trx: Transaction<Database>, postId: st
       .execute();
   }
   if (media.length > 0) await trx.insertInto('post_media').values(media).execute();
+}
+
+/** Replaces a post's targets and media inside the caller's transaction (an edit of an unpublished post). */
+export async function replacePostContents(trx: Transaction<Database>, postId: string, contents: Omit<NewPost, 'post'>): Promise<void> {
+  await trx.deleteFrom('post_targets').where('post_id', '=', postId).execute();
+  await trx.deleteFrom('post_media').where('post_id', '=', postId).execute();
+  await insertContents(trx, contents);
 }
 
 export interface TargetWithAccount extends Selectable<PostTargetsTable> {

@@ -4,7 +4,7 @@ import type { Database } from '../../data/schema.js';
 import type { PostDetail } from '../api-types.js';
 import { DomainError } from '../errors.js';
 import { isWellFormedId } from '../ids.js';
-import { POST_NOT_FOUND } from './delete-post.js';
+import { POST_NOT_FOUND } from './owned-post.js';
 import { loadPostDetail } from './post-detail.js';
 
 export async function getPost(db: Kysely<Database>, userId: string, postId: string): Promise<PostDetail> {

@@ -1,21 +1,16 @@
 import type { Kysely } from 'kysely';
-import { selectPostOwnedByForUpdate } from '../../data/queries/posts.js';
 import { selectTargetsOfPost, updatePost, updateTarget } from '../../data/queries/publishing.js';
 import type { Database } from '../../data/schema.js';
 import type { PublicationQueue } from '../../queue/publication-queue.js';
 import type { PostDetail } from '../api-types.js';
 import { DomainError } from '../errors.js';
-import { isWellFormedId } from '../ids.js';
-import { POST_NOT_FOUND } from './delete-post.js';
+import { withOwnedPost } from './owned-post.js';
 import { loadPostDetail } from './post-detail.js';
 import { refuseChangeOfSentPost } from './post-rules.js';
 
 /** Publishes a draft or scheduled post now: due at once, and a worker woken for it in the same transaction. */
 export async function publishPostNow(db: Kysely<Database>, queue: PublicationQueue, userId: string, postId: string, now: Date): Promise<PostDetail> {
-  if (!isWellFormedId('post', postId)) throw new DomainError('not_found', POST_NOT_FOUND);
-  return db.transaction().execute(async (trx) => {
-    const post = await selectPostOwnedByForUpdate(trx, postId, userId);
-    if (!post) throw new DomainError('not_found', POST_NOT_FOUND);
+  return withOwnedPost(db, userId, postId, async (trx, post) => {
     refuseChangeOfSentPost(post, await selectTargetsOfPost(trx, postId), 'publish');
     if (post.publish_job_id !== null) await queue.cancel(trx, post.publish_job_id);
     // Status publishing, not scheduled: a post published on demand is never judged late.
@@ -37,10 +32,7 @@ export async function retryPost(
   includeUnknown: boolean,
   now: Date,
 ): Promise<PostDetail> {
-  if (!isWellFormedId('post', postId)) throw new DomainError('not_found', POST_NOT_FOUND);
-  return db.transaction().execute(async (trx) => {
-    const post = await selectPostOwnedByForUpdate(trx, postId, userId);
-    if (!post) throw new DomainError('not_found', POST_NOT_FOUND);
+  return withOwnedPost(db, userId, postId, async (trx, post) => {
     const targets = await selectTargetsOfPost(trx, postId);
     const retried = targets.filter((t) => t.state === 'failed' || (includeUnknown && t.state === 'unknown'));
     if (retried.length === 0) {

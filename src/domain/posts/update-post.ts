@@ -4,10 +4,8 @@ import { selectTargetsOfPost, updatePost as updatePostRow, type TargetRow } from
 import type { Database } from '../../data/schema.js';
 import type { PublicationQueue } from '../../queue/publication-queue.js';
 import type { PostDetail, PostType, PostUpdateInput } from '../api-types.js';
-import { DomainError } from '../errors.js';
-import { isWellFormedId } from '../ids.js';
 import { checkPost, postContents, type ValidatedPostCreateInput } from './create-post.js';
-import { POST_NOT_FOUND } from './delete-post.js';
+import { withOwnedPost } from './owned-post.js';
 import { loadPostDetail } from './post-detail.js';
 import { refuseChangeOfSentPost } from './post-rules.js';
 
@@ -24,10 +22,7 @@ export async function updatePost(
   change: PostUpdateInput,
   now: Date,
 ): Promise<PostDetail> {
-  if (!isWellFormedId('post', postId)) throw new DomainError('not_found', POST_NOT_FOUND);
-  return db.transaction().execute(async (trx) => {
-    const post = await selectPostOwnedByForUpdate(trx, postId, userId);
-    if (!post) throw new DomainError('not_found', POST_NOT_FOUND);
+  return withOwnedPost(db, userId, postId, async (trx, post) => {
     const targets = await selectTargetsOfPost(trx, postId);
     refuseChangeOfSentPost(post, targets, 'edit');
 

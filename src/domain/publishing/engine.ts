@@ -26,6 +26,7 @@ import type { PublisherRegistry } from '../../publishers/registry.js';
 import type { PublicationQueue } from '../../queue/publication-queue.js';
 import type { CredentialVault } from '../../secrets/credential-vault.js';
 import type { MediaStorage } from '../../storage/media-storage.js';
+import { toMediaFacts } from '../media/media-view.js';
 import { partTexts } from './parts.js';
 import { backoffMs, type PublishingSettings } from './settings.js';
 import { summarisePostStatus } from './status.js';
@@ -283,13 +284,7 @@ function partResult(part: PublishedPart, now: Date) {
 
 function toMediaToPublish(storage: MediaStorage, row: MediaRow): MediaToPublish {
   return {
-    id: row.id,
-    kind: row.kind,
-    mime: row.mime,
-    bytes: Number(row.bytes),
-    width: row.width,
-    height: row.height,
-    durationMs: row.duration_ms,
+    ...toMediaFacts(row),
     altText: row.alt_text,
     open: async () => {
       if (row.storage_key === null) throw new Error(`Media ${row.id} has no stored file to publish`);

@@ -1,0 +1,24 @@
+import { expect } from 'vitest';
+import type { Schemas, TestApi } from './api.js';
+import type { TestUser } from './fixtures.js';
+
+/** Calls to the posts API that the publishing tests make again and again, each checked against the spec. */
+
+export async function createPost(api: TestApi, u: TestUser, body: Record<string, unknown>): Promise<string> {
+  const res = await api.request<{ id: string }>({ method: 'POST', url: '/api/v1/posts', key: u.key, body });
+  expect(res.status).toBe(201);
+  return res.body.id;
+}
+
+/** Creates the post and publishes it now: due at once for the next drain. */
+export async function publishNow(api: TestApi, u: TestUser, body: Record<string, unknown>): Promise<string> {
+  const id = await createPost(api, u, body);
+  expect((await api.request({ method: 'POST', url: `/api/v1/posts/${id}/publish`, key: u.key })).status).toBe(202);
+  return id;
+}
+
+export async function postDetail(api: TestApi, u: TestUser, id: string): Promise<Schemas['PostDetail']> {
+  const res = await api.request<Schemas['PostDetail']>({ method: 'GET', url: `/api/v1/posts/${id}`, key: u.key });
+  expect(res.status).toBe(200);
+  return res.body;
+}
