@@ -81,6 +81,8 @@ export interface PostsTable {
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | undefined, Date>;
   publish_job_id: string | null;
+  /** When a worker should next look at the post (its schedule, a retry, a lease's end); null when nothing is due ever. */
+  next_check_at: Date | null;
 }
 
 export type PostStatus = 'draft' | 'scheduled' | 'publishing' | 'published' | 'partial' | 'failed';

@@ -27,7 +27,7 @@ describe('three herald worker processes on one Postgres', () => {
     const accounts = [await account(database.db, userId, 'x', 'a'), await account(database.db, userId, 'linkedin', 'b'), await account(database.db, userId, 'threads', 'c')];
     // Due a second ago, as after a short outage: well within the lateness bound.
     const due = new Date(Date.now() - 1000);
-    const posts = Array.from({ length: POSTS }, (_, i) => ({ id: newId('post'), user_id: userId, caption: `post ${i}`, post_type: 'post', status: 'scheduled' as const, scheduled_at: due }));
+    const posts = Array.from({ length: POSTS }, (_, i) => ({ id: newId('post'), user_id: userId, caption: `post ${i}`, post_type: 'post', status: 'scheduled' as const, scheduled_at: due, next_check_at: due }));
     for (let i = 0; i < POSTS; i += 250) {
       const chunk = posts.slice(i, i + 250);
       await database.db.insertInto('posts').values(chunk).execute();

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
+import type { Kysely, Selectable, Updateable } from 'kysely';
 import type { AccountRow } from './accounts.js';
 import type { MediaRow } from './media.js';
 import type { PostRow } from './posts.js';
@@ -13,44 +13,11 @@ export async function selectPostForUpdate(db: Kysely<Database>, id: string): Pro
 }
 
 /**
- * Locks the next post a worker can act on now (due, with a target to try, on an account free to
- * publish), skipping posts other workers hold, so that many workers share the work.
+ * Locks the next post a worker should look at now, skipping posts other workers hold, so that
+ * many workers share the work; one step of posts_next_check_at_idx, whatever the backlog.
  */
 export async function selectNextDuePostForUpdate(db: Kysely<Database>, now: Date): Promise<PostRow | undefined> {
-  return db
-    .selectFrom('posts')
-    .selectAll()
-    .where('status', 'in', ['scheduled', 'publishing'])
-    .where('scheduled_at', '<=', now)
-    .where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom('post_targets as t')
-          .innerJoin('accounts as a', 'a.id', 't.account_id')
-          .select(sql.lit(1).as('one'))
-          .whereRef('t.post_id', '=', 'posts.id')
-          .where((eb) =>
-            eb.or([
-              eb('t.state', '=', 'pending'),
-              eb.and([eb('t.state', '=', 'failed'), eb('t.next_attempt_at', '<=', now)]),
-              eb.and([eb('t.state', '=', 'publishing'), eb('t.lease_until', '<', now)]),
-            ]),
-          )
-          .where((eb) =>
-            eb.or([
-              eb('a.next_publish_at', 'is', null),
-              eb('a.next_publish_at', '<=', now),
-              eb('a.disconnected_at', 'is not', null),
-              eb('a.health', '=', 'needs_reconnect'),
-            ]),
-          ),
-      ),
-    )
-    .orderBy('scheduled_at')
-    .limit(1)
-    .forUpdate()
-    .skipLocked()
-    .executeTakeFirst();
+  return db.selectFrom('posts').selectAll().where('next_check_at', '<=', now).orderBy('next_check_at').limit(1).forUpdate().skipLocked().executeTakeFirst();
 }
 
 /**

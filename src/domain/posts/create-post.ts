@@ -9,6 +9,7 @@ import { DomainError, invalidRequest } from '../errors.js';
 import { isWellFormedId, newId } from '../ids.js';
 import { toMediaFacts } from '../media/media-view.js';
 import { findPlatformViolation, type MediaFacts, type TargetToCheck } from '../platforms/index.js';
+import { moveWake } from '../publishing/wake.js';
 import { findInputProblems } from './input-rules.js';
 
 /** A create request as the validator hands it on: the schema's defaults are already filled in. */
@@ -39,7 +40,7 @@ export async function createPost(
         post_type: input.postType,
         status,
         scheduled_at: scheduledAt,
-        publish_job_id: scheduledAt === null ? null : await queue.wake(trx, postId, scheduledAt),
+        ...(await moveWake(trx, queue, { id: postId, publish_job_id: null }, scheduledAt)),
       },
       ...postContents(postId, input),
     });

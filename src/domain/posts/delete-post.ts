@@ -3,6 +3,7 @@ import { deletePostById } from '../../data/queries/posts.js';
 import { selectTargetsOfPost } from '../../data/queries/publishing.js';
 import type { Database } from '../../data/schema.js';
 import type { PublicationQueue } from '../../queue/publication-queue.js';
+import { moveWake } from '../publishing/wake.js';
 import { withOwnedPost } from './owned-post.js';
 import { refuseDeleteOfSentPost } from './post-rules.js';
 
@@ -10,7 +11,7 @@ import { refuseDeleteOfSentPost } from './post-rules.js';
 export async function deletePost(db: Kysely<Database>, queue: PublicationQueue, userId: string, postId: string): Promise<void> {
   await withOwnedPost(db, userId, postId, async (trx, post) => {
     refuseDeleteOfSentPost(await selectTargetsOfPost(trx, postId));
-    if (post.publish_job_id !== null) await queue.cancel(trx, post.publish_job_id);
+    await moveWake(trx, queue, post, null);
     await deletePostById(trx, postId);
   });
 }

@@ -4,6 +4,7 @@ import type { Database } from '../../data/schema.js';
 import type { PublicationQueue } from '../../queue/publication-queue.js';
 import type { PostDetail } from '../api-types.js';
 import { DomainError } from '../errors.js';
+import { moveWake } from '../publishing/wake.js';
 import { withOwnedPost } from './owned-post.js';
 import { loadPostDetail } from './post-detail.js';
 import { refuseChangeOfSentPost } from './post-rules.js';
@@ -12,9 +13,8 @@ import { refuseChangeOfSentPost } from './post-rules.js';
 export async function publishPostNow(db: Kysely<Database>, queue: PublicationQueue, userId: string, postId: string, now: Date): Promise<PostDetail> {
   return withOwnedPost(db, userId, postId, async (trx, post) => {
     refuseChangeOfSentPost(post, await selectTargetsOfPost(trx, postId), 'publish');
-    if (post.publish_job_id !== null) await queue.cancel(trx, post.publish_job_id);
     // Status publishing, not scheduled: a post published on demand is never judged late.
-    const values = { status: 'publishing' as const, scheduled_at: now, updated_at: now, publish_job_id: await queue.wake(trx, postId, now) };
+    const values = { status: 'publishing' as const, scheduled_at: now, updated_at: now, ...(await moveWake(trx, queue, post, now)) };
     await updatePost(trx, postId, values);
     return loadPostDetail(trx, { ...post, ...values });
   });
@@ -55,8 +55,7 @@ export async function retryPost(
         ...(target.state === 'unknown' ? { in_doubt: false, first_attempt_at: null } : {}),
       });
     }
-    if (post.publish_job_id !== null) await queue.cancel(trx, post.publish_job_id);
-    const values = { status: 'publishing' as const, updated_at: now, publish_job_id: await queue.wake(trx, postId, now) };
+    const values = { status: 'publishing' as const, updated_at: now, ...(await moveWake(trx, queue, post, now)) };
     await updatePost(trx, postId, values);
     return loadPostDetail(trx, { ...post, ...values });
   });

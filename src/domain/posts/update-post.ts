@@ -5,6 +5,7 @@ import type { Database } from '../../data/schema.js';
 import type { PublicationQueue } from '../../queue/publication-queue.js';
 import type { PostDetail, PostType, PostUpdateInput } from '../api-types.js';
 import { checkPost, postContents, type ValidatedPostCreateInput } from './create-post.js';
+import { moveWake } from '../publishing/wake.js';
 import { withOwnedPost } from './owned-post.js';
 import { loadPostDetail } from './post-detail.js';
 import { refuseChangeOfSentPost } from './post-rules.js';
@@ -32,7 +33,6 @@ export async function updatePost(
     await checkPost(trx, userId, change.scheduledAt === undefined ? unscheduled : merged, now);
 
     const scheduledAt = merged.scheduledAt === undefined ? null : new Date(merged.scheduledAt);
-    if (post.publish_job_id !== null) await queue.cancel(trx, post.publish_job_id);
     await updatePostRow(trx, postId, {
       caption: merged.caption ?? null,
       first_comment: merged.firstComment ?? null,
@@ -40,7 +40,7 @@ export async function updatePost(
       status: scheduledAt === null ? 'draft' : 'scheduled',
       scheduled_at: scheduledAt,
       updated_at: now,
-      publish_job_id: scheduledAt === null ? null : await queue.wake(trx, postId, scheduledAt),
+      ...(await moveWake(trx, queue, post, scheduledAt)),
     });
     await replacePostContents(trx, postId, postContents(postId, merged));
     const updated = await selectPostOwnedByForUpdate(trx, postId, userId);

@@ -30,6 +30,7 @@ import { toMediaFacts } from '../media/media-view.js';
 import { partTexts } from './parts.js';
 import { backoffMs, type PublishingSettings } from './settings.js';
 import { summarisePostStatus } from './status.js';
+import { moveWake, type Wake } from './wake.js';
 
 /** What the publishing road needs; a worker and a request build it from the same parts. */
 export interface PublishingDeps {
@@ -96,8 +97,15 @@ export async function publishNextDuePost(deps: PublishingDeps): Promise<'publish
  */
 async function claimTargets(trx: Kysely<Database>, deps: PublishingDeps, post: PostRow): Promise<Claim | null> {
   const now = deps.now();
-  if (post.status !== 'scheduled' && post.status !== 'publishing') return null;
-  if (post.scheduled_at === null || post.scheduled_at > now) return null;
+  // A job or a next_check_at that no longer matches the post (it was edited in between) is put right, so it is not taken again.
+  if (post.status !== 'scheduled' && post.status !== 'publishing') {
+    await updatePost(trx, post.id, await moveWake(trx, deps.queue, post, null));
+    return null;
+  }
+  if (post.scheduled_at === null || post.scheduled_at > now) {
+    await updatePost(trx, post.id, await moveWake(trx, deps.queue, post, post.scheduled_at));
+    return null;
+  }
 
   const targets = await selectTargetsOfPost(trx, post.id);
   const accounts = new Map((await selectAccountsByIds(trx, targets.map((t) => t.account_id))).map((a) => [a.id, a]));
@@ -167,7 +175,7 @@ async function claimTargets(trx: Kysely<Database>, deps: PublishingDeps, post: P
   }
 
   const status = summarisePostStatus(targets.map(standing));
-  await updatePost(trx, post.id, { status, updated_at: now, publish_job_id: await rearm(trx, deps, post, status, wakeTimes) });
+  await updatePost(trx, post.id, { status, updated_at: now, ...(await rearm(trx, deps, post, status, wakeTimes)) });
   if (claimed.length === 0) return null;
   return { post: { ...post, status }, targets: claimed, media: await selectMediaOfPost(trx, post.id) };
 }
@@ -195,12 +203,10 @@ function standing(target: TargetRow) {
   return { state: target.state, retrying: target.state === 'failed' && target.next_attempt_at !== null };
 }
 
-/** Replaces the post's job with one at the soonest wake time (none once the post is settled). */
-async function rearm(trx: Kysely<Database>, deps: PublishingDeps, post: PostRow, status: string, wakeTimes: Date[]): Promise<string | null> {
-  if (post.publish_job_id !== null) await deps.queue.cancel(trx, post.publish_job_id);
-  if (status !== 'publishing' || wakeTimes.length === 0) return null;
-  const soonest = new Date(Math.min(...wakeTimes.map((t) => t.getTime())));
-  return deps.queue.wake(trx, post.id, soonest);
+/** Moves the post's wake-up to the soonest wake time (none once the post is settled). */
+async function rearm(trx: Kysely<Database>, deps: PublishingDeps, post: PostRow, status: string, wakeTimes: Date[]): Promise<Wake> {
+  const soonest = status !== 'publishing' || wakeTimes.length === 0 ? null : new Date(Math.min(...wakeTimes.map((t) => t.getTime())));
+  return moveWake(trx, deps.queue, post, soonest);
 }
 
 /** Calls the platforms for every target taken, side by side, and records each outcome. Never throws. */
@@ -314,8 +320,15 @@ async function recordOutcome(deps: PublishingDeps, postId: string, target: Targe
     }
     const targets = await selectTargetsOfPost(trx, postId);
     const status = summarisePostStatus(targets.map(standing));
-    const wakeTimes = targets.flatMap((t) => (t.state === 'failed' && t.next_attempt_at !== null ? [t.next_attempt_at] : t.state === 'publishing' && t.lease_until !== null ? [t.lease_until] : t.state === 'pending' ? [now] : []));
-    await updatePost(trx, postId, { status, updated_at: now, publish_job_id: await rearm(trx, deps, post, status, wakeTimes) });
+    // The job armed at the claim (at the lease's end) still covers targets in flight; it moves
+    // only when this outcome schedules a retry, and goes when the post is settled.
+    const retrying = values.state === 'failed' && values.next_attempt_at !== null;
+    let wake: Wake | object = {};
+    if (status !== 'publishing' || retrying) {
+      const wakeTimes = targets.flatMap((t) => (t.state === 'failed' && t.next_attempt_at !== null ? [t.next_attempt_at] : t.state === 'publishing' && t.lease_until !== null ? [t.lease_until] : t.state === 'pending' ? [now] : []));
+      wake = await rearm(trx, deps, post, status, wakeTimes);
+    }
+    await updatePost(trx, postId, { status, updated_at: now, ...wake });
     deps.log.info({ postId, accountId: account.id, outcome: outcome.kind, status }, 'publishing outcome recorded');
   });
 }

@@ -1,0 +1,140 @@
+/**
+ * Benchmark: the publishing road on sandbox accounts.
+ *
+ * 1. Latency: posts scheduled a few seconds ahead, published by the in-process worker `herald
+ *    serve` runs; how long after `scheduledAt` each target is recorded published, as a ratio
+ *    against publishing an already-due post (the work itself, measured in the same run).
+ * 2. Throughput (Postgres only, with DATABASE_URL): 1,000 due posts of 3 targets drained by
+ *    `herald worker --once` processes, three at once against one alone.
+ *
+ *   npm run bench:publishing                               # latency, embedded database in memory
+ *   DATABASE_URL=postgres://.../scratch npm run bench:publishing   # both (the database is emptied)
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql, type Kysely } from 'kysely';
+import { readEnvironment } from '../src/config/environment.js';
+import { openEmbedded, openPostgres, type DatabaseHandle } from '../src/data/database.js';
+import { migrateToLatest } from '../src/data/migrate.js';
+import type { Database } from '../src/data/schema.js';
+import { connectAccount } from '../src/domain/accounts.js';
+import { newId } from '../src/domain/ids.js';
+import { createPost } from '../src/domain/posts/create-post.js';
+import { publishNextDuePost } from '../src/domain/publishing/engine.js';
+import { createUser } from '../src/domain/users.js';
+import { LocalDiskStorage } from '../src/storage/local-disk-storage.js';
+import { startPublishingRuntime } from '../src/worker/runtime.js';
+import { startWorker } from '../src/worker/worker.js';
+import { HERALD_BIN, buildHerald } from './build.js';
+
+const execFileAsync = promisify(execFile);
+const LATENCY_POSTS = 20;
+const THROUGHPUT_POSTS = 1000;
+const quiet = { info: () => {}, error: () => {} };
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? Number.NaN;
+}
+
+async function sandboxUser(db: Kysely<Database>): Promise<{ userId: string; accounts: string[] }> {
+  const { id: userId } = await createUser(db, 'Bench');
+  const accounts: string[] = [];
+  for (const platform of ['x', 'linkedin', 'threads']) accounts.push((await connectAccount(db, { platform, username: 'bench', displayName: null, owner: { userId } })).id);
+  return { userId, accounts };
+}
+
+async function latency(db: Kysely<Database>, dataDir: string): Promise<void> {
+  const env = readEnvironment({ HERALD_DATA_DIR: dataDir, HERALD_SECRET_KEY: randomBytes(32).toString('base64') });
+  const runtime = await startPublishingRuntime(env, db, quiet, { supervise: true, storage: new LocalDiskStorage(join(dataDir, 'media')) });
+  const { userId, accounts } = await sandboxUser(db);
+
+  // Baseline: the work of publishing one due post of three targets, with no waiting for a job.
+  const baseline: number[] = [];
+  for (let i = 0; i < 10; i++) {
+    await createPost(db, runtime.queue, userId, { accountIds: accounts, caption: `due ${i}`, postType: 'post', scheduledAt: new Date(Date.now() + 50).toISOString() }, new Date());
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const start = performance.now();
+    await publishNextDuePost(runtime.deps);
+    baseline.push(performance.now() - start);
+  }
+
+  const worker = await startWorker(runtime.deps, runtime.queue, env.workerConcurrency);
+  const first = Date.now() + 3000;
+  const ids: string[] = [];
+  for (let i = 0; i < LATENCY_POSTS; i++) {
+    const at = new Date(first + i * 150).toISOString();
+    ids.push((await createPost(db, runtime.queue, userId, { accountIds: accounts, caption: `scheduled ${i}`, postType: 'post', scheduledAt: at }, new Date())).id);
+  }
+  for (const until = Date.now() + 60_000; Date.now() < until; ) {
+    const left = await db.selectFrom('posts').select('id').where('id', 'in', ids).where('status', '<>', 'published').execute();
+    if (left.length === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const rows = await db
+    .selectFrom('post_targets as t')
+    .innerJoin('posts as p', 'p.id', 't.post_id')
+    .select(['t.published_at', 'p.scheduled_at'])
+    .where('p.id', 'in', ids)
+    .execute();
+  await worker.stop();
+  await runtime.stop();
+  const lags = rows.map((r) => (r.published_at?.getTime() ?? Number.NaN) - (r.scheduled_at?.getTime() ?? Number.NaN));
+  const work = percentile(baseline, 50);
+  console.log(`publishing one due post of 3 targets (baseline): median ${work.toFixed(1)} ms`);
+  console.log(
+    `in-process worker, ${rows.length} targets of ${LATENCY_POSTS} scheduled posts: published after scheduledAt by median ${percentile(lags, 50).toFixed(0)} ms, p95 ${percentile(lags, 95).toFixed(0)} ms, max ${Math.max(...lags).toFixed(0)} ms (${(percentile(lags, 50) / work).toFixed(1)}x the baseline; the worker polls its queue every 500 ms)`,
+  );
+}
+
+function drainWith(workers: number, env: Record<string, string>): Promise<number> {
+  const start = performance.now();
+  const runs = Array.from({ length: workers }, () => execFileAsync(process.execPath, [HERALD_BIN, 'worker', '--once'], { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 600_000 }));
+  return Promise.all(runs).then(() => (performance.now() - start) / 1000);
+}
+
+async function throughput(db: Kysely<Database>, url: string): Promise<void> {
+  await buildHerald();
+  const env = { DATABASE_URL: url, HERALD_SECRET_KEY: randomBytes(32).toString('base64'), HERALD_DATA_DIR: tmpdir(), LOG_LEVEL: 'silent' };
+  const results: number[] = [];
+  for (const workers of [1, 3]) {
+    const { userId, accounts } = await sandboxUser(db);
+    const due = new Date(Date.now() - 1000);
+    for (let i = 0; i < THROUGHPUT_POSTS; i += 250) {
+      const posts = Array.from({ length: Math.min(250, THROUGHPUT_POSTS - i) }, (_, j) => ({ id: newId('post'), user_id: userId, caption: `bulk ${i + j}`, post_type: 'post', status: 'scheduled' as const, scheduled_at: due, next_check_at: due }));
+      await db.insertInto('posts').values(posts).execute();
+      await db
+        .insertInto('post_targets')
+        .values(posts.flatMap((p) => accounts.map((account_id, position) => ({ post_id: p.id, account_id, position, fields: null, thread_parts: null }))))
+        .execute();
+    }
+    const seconds = await drainWith(workers, env);
+    const left = await db.selectFrom('posts').select('id').where('user_id', '=', userId).where('status', '<>', 'published').execute();
+    if (left.length > 0) throw new Error(`${left.length} posts left unpublished`);
+    results.push(THROUGHPUT_POSTS / seconds);
+    console.log(`${workers} herald worker --once: ${THROUGHPUT_POSTS} posts x 3 targets in ${seconds.toFixed(1)} s: ${(THROUGHPUT_POSTS / seconds).toFixed(0)} posts/s`);
+  }
+  console.log(`ratio (3 workers / 1 worker): ${((results[1] ?? Number.NaN) / (results[0] ?? Number.NaN)).toFixed(2)}x`);
+}
+
+async function main(): Promise<void> {
+  const url = process.env.DATABASE_URL;
+  const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-'));
+  const handle: DatabaseHandle = url ? openPostgres(url) : await openEmbedded();
+  try {
+    await migrateToLatest(handle.db);
+    if (url) await sql`truncate posts, users, accounts, sandbox_outbox cascade`.execute(handle.db);
+    await latency(handle.db, dataDir);
+    if (url) await throughput(handle.db, url);
+    else console.log('throughput: set DATABASE_URL to a scratch Postgres database to measure several worker processes');
+  } finally {
+    await handle.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
