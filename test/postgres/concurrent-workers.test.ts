@@ -38,9 +38,7 @@ describe('three herald worker processes on one Postgres', () => {
     }
 
     const env = { DATABASE_URL: database.url ?? '', HERALD_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'), HERALD_DATA_DIR: '/nonexistent-herald-data' };
-    const started = Date.now();
     const results = await Promise.all([1, 2, 3].map(() => herald(['worker', '--once'], env)));
-    const seconds = (Date.now() - started) / 1000;
     const handled = results.map((r) => json<{ posts: number }>(r).posts);
     // Every post was taken by exactly one worker: the counts add up.
     expect(handled.reduce((a, b) => a + b, 0)).toBe(POSTS);
@@ -62,7 +60,6 @@ describe('three herald worker processes on one Postgres', () => {
     expect(left).toEqual([]);
     const statuses = await database.db.selectFrom('posts').select(['status', sql<number>`count(*)::int`.as('n')]).groupBy('status').execute();
     expect(statuses).toEqual([{ status: 'published', n: POSTS }]);
-    process.stdout.write(`[bench] 3 workers published ${POSTS} posts × ${TARGETS} targets in ${seconds.toFixed(1)} s (${(POSTS / seconds).toFixed(0)} posts/s)\n`);
   }, 240_000);
 });
 
