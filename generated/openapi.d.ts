@@ -53,6 +53,35 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/posts/validate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a post without creating it
+         * @description Runs a `createPost` body through the whole create pipeline without writing anything:
+         *     the schema and cross-field rules (the same `400 Invalid request` as `createPost`),
+         *     ownership of every account and media id (the same `403`), then every target against its
+         *     platform's limits. Unlike `createPost`, a limit a target breaks is not a `400`: the answer
+         *     is `200` with, per target, the caption as that account would publish it, its length
+         *     counted in the platform's own unit against the limit (so an editor can show "212 of 280"
+         *     while the user types), and the first problem found for that target (the message
+         *     `createPost` would answer), or `null`. `valid` is true when no target has a problem, that
+         *     is when `createPost` would accept the same body. Nothing is stored and nothing is
+         *     scheduled; a `scheduledAt` is checked as `createPost` checks it.
+         */
+        post: operations["validatePost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/posts/{id}": {
         parameters: {
             query?: never;
@@ -671,6 +700,38 @@ export interface components {
             /** @description What the platform said when it refused the credentials; null when `ok`. */
             healthMessage: string | null;
         };
+        /** @description What `createPost` would make of a body, target by target, with nothing written. */
+        PostValidation: {
+            /** @description True when no target has a problem, so `createPost` would accept the body. */
+            valid: boolean;
+            /** @description One item per account, in the order of `accountIds`. */
+            targets: components["schemas"]["TargetValidation"][];
+        };
+        /** @description One account of the post as its platform's limits see it. */
+        TargetValidation: {
+            /** @example acc_5v1c3k0m8q2z7t4n6b9x1r3w5y */
+            accountId: string;
+            /** @example x */
+            platform: string;
+            /** @description The caption this account would publish (its `captionOverride`, else `caption`). */
+            caption: string | null;
+            /**
+             * @description The caption's length against each limit the platform counts it by (most have one; Bluesky
+             *     counts graphemes and UTF-8 bytes). Empty when there is no caption, when the post type
+             *     takes none, or when thread parts are published instead.
+             */
+            lengths: components["schemas"]["TextCount"][];
+            /** @description The first limit this target breaks, as `createPost` words it; null when none. */
+            problem: string | null;
+        };
+        /** @description A text's length in one unit, against the limit in that unit. */
+        TextCount: {
+            unit: components["schemas"]["TextUnit"];
+            /** @description The length of the text in `unit`. */
+            count: number;
+            /** @description The most the platform allows in `unit`. */
+            max: number;
+        };
         /** @description The created post's id and status. */
         PostCreateResult: {
             /**
@@ -1259,6 +1320,45 @@ export interface operations {
              * @description The body is invalid (`Invalid request`, with `details`), is not valid JSON, or a
              *     target breaks a platform limit (a message naming the limit, without `details`).
              */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["NotAccessible"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    validatePost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PostCreateInput"];
+            };
+        };
+        responses: {
+            /** @description Every id is the caller's; each target's length and problem. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostValidation"];
+                };
+            };
+            /** @description The body is invalid, as `createPost` would answer it (`Invalid request` with `details`, or not JSON). */
             400: {
                 headers: {
                     [name: string]: unknown;

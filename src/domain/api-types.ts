@@ -9,6 +9,7 @@ export type PostCreateInput = Schemas['PostCreateInput'];
 export type PostCreateResult = Schemas['PostCreateResult'];
 export type PostList = Schemas['PostList'];
 export type PostDetail = Schemas['PostDetail'];
+export type PostValidation = Schemas['PostValidation'];
 export type PostTarget = Schemas['PostTarget'];
 export type PostStatus = Schemas['PostStatus'];
 export type PostUpdateInput = Schemas['PostUpdateInput'];

@@ -15,6 +15,7 @@ import { listPostsHandler } from '../operations/listPosts.js';
 import { publishPostHandler } from '../operations/publishPost.js';
 import { retryPostHandler } from '../operations/retryPost.js';
 import { updatePostHandler } from '../operations/updatePost.js';
+import { validatePostHandler } from '../operations/validatePost.js';
 import { uploadMediaHandler } from '../operations/uploadMedia.js';
 import type { OperationContext, ReferenceContent } from '../operations-kit/context.js';
 
@@ -24,6 +25,7 @@ export function createServiceHandlers(ctx: OperationContext, reference: Referenc
     createPost: createPostHandler(ctx),
     listPosts: listPostsHandler(ctx),
     deletePost: deletePostHandler(ctx),
+    validatePost: validatePostHandler(ctx),
     getPost: getPostHandler(ctx),
     updatePost: updatePostHandler(ctx),
     publishPost: publishPostHandler(ctx),

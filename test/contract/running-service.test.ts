@@ -85,6 +85,9 @@ describe('the running service honours its contract', { timeout: 120_000 }, () =>
     expect((await call('POST', '/api/v1/posts', { json: { accountIds: [ids.bobX], caption: 'hi' } })).status).toBe(403);
     expect((await call('POST', '/api/v1/posts', { body: 'caption=hi', headers: { 'content-type': 'text/plain' } })).status).toBe(415);
 
+    const checked = await call<Schemas['PostValidation']>('POST', '/api/v1/posts/validate', { json: { accountIds: [ids.x], caption: 'a'.repeat(281) } });
+    expect(checked.body).toMatchObject({ valid: false, targets: [{ lengths: [{ unit: 'weighted', count: 281, max: 280 }] }] });
+
     const posts = await call<Schemas['PostList']>('GET', '/api/v1/posts?limit=10');
     expect(posts.body.data.map((p) => p.id)).toEqual([scheduled.body.id, draft.body.id]);
     expect((await call('GET', '/api/v1/posts?limit=1000')).status).toBe(400);

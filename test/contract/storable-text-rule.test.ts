@@ -14,7 +14,7 @@ const spec = loadSpec();
  * text (an id holding NUL is simply not the caller's), and threadParts keys are account ids.
  */
 const IDS = new Set(
-  ['createPost', 'updatePost'].flatMap((op) => [`${op} accountIds[]`, `${op} mediaIds[]`, `${op} accountOverrides[].accountId`, `${op} threadParts (keys)`]),
+  ['createPost', 'updatePost', 'validatePost'].flatMap((op) => [`${op} accountIds[]`, `${op} mediaIds[]`, `${op} accountOverrides[].accountId`, `${op} threadParts (keys)`]),
 );
 
 interface TextPlace {

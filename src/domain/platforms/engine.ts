@@ -14,7 +14,7 @@ import {
   valueRange,
 } from './format.js';
 import { platformRules } from './table/index.js';
-import { countText, unitWord, utf16Length } from './text-length.js';
+import { countText, unitWord, utf16Length, type TextUnit } from './text-length.js';
 import type {
   ImageRules,
   MediaFacts,
@@ -57,6 +57,28 @@ export function findPlatformViolation(targets: readonly TargetToCheck[]): string
     if (violation !== null) return violation;
   }
   return null;
+}
+
+/** Each target's first violation in request order, null for a target that passes: what a dry run shows. */
+export function findViolationPerTarget(targets: readonly TargetToCheck[]): (string | null)[] {
+  return targets.map(checkTarget);
+}
+
+export interface TextCount {
+  unit: TextUnit;
+  count: number;
+  max: number;
+}
+
+/**
+ * The caption's length against each limit its platform counts it by. Empty when no caption is
+ * judged: none given, a post type without captions, or thread parts published instead.
+ */
+export function captionLengths(target: TargetToCheck): TextCount[] {
+  const type = RULES_BY_ID.get(target.platform)?.postTypes.find((candidate) => candidate.postType === target.postType);
+  const caption = target.caption ?? '';
+  if (type?.caption == null || caption === '' || (target.postType === 'thread' && target.threadParts !== null)) return [];
+  return type.caption.limits.map((limit) => ({ unit: limit.unit, count: countText(caption, limit.unit), max: limit.max }));
 }
 
 interface Scope {

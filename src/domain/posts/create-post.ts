@@ -54,6 +54,15 @@ export async function createPost(
  * stay locked against deletion until the transaction ends, so the post that passed holds them.
  */
 export async function checkPost(trx: Transaction<Database>, userId: string, input: ValidatedPostCreateInput, now: Date): Promise<void> {
+  const violation = findPlatformViolation(await ownedTargets(trx, userId, input, now));
+  if (violation !== null) throw new DomainError('platform_limit', violation);
+}
+
+/**
+ * The checks before the platform limits (cross-field rules, then ownership), and the targets as
+ * the limits see them: every id in them is the caller's, so the limits judge the whole request.
+ */
+export async function ownedTargets(trx: Transaction<Database>, userId: string, input: ValidatedPostCreateInput, now: Date): Promise<TargetToCheck[]> {
   const problems = findInputProblems(input, now);
   if (problems.length > 0) throw invalidRequest(problems);
   const mediaIds = input.mediaIds ?? [];
@@ -68,9 +77,7 @@ export async function checkPost(trx: Transaction<Database>, userId: string, inpu
   const foreignMedia = mediaIds.find((id) => !mediaFound.has(id));
   if (foreignMedia !== undefined) throw new DomainError('forbidden', `Media not accessible: ${foreignMedia}`);
 
-  // Every id is the caller's by now, so the limits are judged on the whole request.
-  const violation = findPlatformViolation(targetsToCheck(input, accounts, media));
-  if (violation !== null) throw new DomainError('platform_limit', violation);
+  return targetsToCheck(input, accounts, media);
 }
 
 /** The target and media rows of a checked post. */

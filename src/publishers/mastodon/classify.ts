@@ -21,7 +21,8 @@ export function classify(failure: RestFailure, step: Step, instance: string): Fa
   // A suspended, disabled or unapproved account: a person must act on the instance, a new token would not help.
   if (failure.status === 403) return failed('auth_expired', message);
   if (failure.status === 413 || step === 'media') return failed('media_error', message);
-  if (failure.status === 422) return failed(/processing/i.test(message) ? 'media_error' : 'user_content', message);
+  // "Cannot attach files that have not finished processing. Try again in a moment!": so it is retried.
+  if (failure.status === 422) return /processing/i.test(message) ? failed('media_error', message, { retryable: true }) : failed('user_content', message);
   return failed('platform_error', message);
 }
 
