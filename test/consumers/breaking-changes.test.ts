@@ -65,7 +65,11 @@ describe('the breaking-change check', () => {
       input.properties.title = { type: 'string', description: 'A title.' };
       input.required = [...(input.required ?? []), 'title'];
     });
-    expect(breaking).toEqual(['POST /api/v1/posts (createPost) request body (application/json): new required field title']);
+    // The create body is also validatePost's: one schema, both operations.
+    expect(breaking).toEqual([
+      'POST /api/v1/posts (createPost) request body (application/json): new required field title',
+      'POST /api/v1/posts/validate (validatePost) request body (application/json): new required field title',
+    ]);
   });
 
   it('flags an optional request field made required', () => {
@@ -73,7 +77,10 @@ describe('the breaking-change check', () => {
       const input = spec.components.schemas.PostCreateInput!;
       input.required = [...(input.required ?? []), 'caption'];
     });
-    expect(breaking).toEqual(['POST /api/v1/posts (createPost) request body (application/json): field caption is now required']);
+    expect(breaking).toEqual([
+      'POST /api/v1/posts (createPost) request body (application/json): field caption is now required',
+      'POST /api/v1/posts/validate (validatePost) request body (application/json): field caption is now required',
+    ]);
   });
 
   it('flags a narrowed enum, in the requests that send it and the responses that return it', () => {
