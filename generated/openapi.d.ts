@@ -205,6 +205,10 @@ export interface paths {
          *     The service URL (`service`, `instance`) must be `https` and resolve to public
          *     addresses, unless the server runs with `HERALD_ALLOW_PRIVATE_NETWORK=true` (for an
          *     instance on your own network).
+         *
+         *     Connecting a live account the caller already has (the same account on the same platform)
+         *     reconnects it: the account keeps its id, takes the new credentials, and its `health` is
+         *     `ok` again, so posts that target it can be retried after a `needs_reconnect`.
          */
         post: operations["connectAccount"];
         delete?: never;
