@@ -15,7 +15,7 @@ export interface RunningWorker {
 
 /**
  * Publishes posts as their jobs come due, `concurrency` at a time, and sweeps for due work now
- * and then. Holds no state: any number of these run beside each other on one database.
+ * and then. Holds no state, so several of these can run beside each other on one database.
  */
 export async function startWorker(deps: PublishingDeps, queue: PgBossQueue, concurrency: number): Promise<RunningWorker> {
   const handler = async (jobs: PgBoss.Job<PublishJob>[]): Promise<void> => {
