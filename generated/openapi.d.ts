@@ -320,6 +320,134 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description The caller's webhook endpoints, newest first. Secrets are never listed.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description Registers an endpoint that receives the chosen event types for the caller's posts and
+         *     accounts. The answer carries the endpoint's signing `secret`: it is shown only here (and
+         *     by `rotateWebhookSecret`), so keep it. The URL must be `https` on a public address (see
+         *     **Webhooks** above); it is not called until an event happens or `testWebhook` is used.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description One of the caller's endpoints, with why it was disabled if it was. The secret is never shown again.
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Deletes the endpoint and its delivery history; deliveries waiting for a retry are not sent.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint
+         * @description Changes the URL, the event types, the description, or turns the endpoint on or off. A
+         *     field left out keeps its value. Turning a disabled endpoint on (`enabled: true`) clears
+         *     `disabledReason` and its failure count; events that happened while it was off are not
+         *     sent. Deliveries already waiting for a retry go to the new URL.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's secret
+         * @description Gives the endpoint a new signing secret, shown in this answer only. The old secret stays
+         *     valid for `overlapSeconds` (default one day): until `previousSecretExpiresAt`, every
+         *     request carries two signatures, one with each secret, so the receiver can switch over
+         *     without missing an event. Rotating again during an overlap replaces the older secret at
+         *     once. No request body.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a ping to a webhook endpoint
+         * @description Records a `ping` event for this endpoint alone and answers at once (202) with the event;
+         *     a worker sends it like any other event, signed and retried, and
+         *     `listWebhookDeliveries` shows the attempts. A ping is sent even to a disabled endpoint,
+         *     so a receiver can be checked before it is turned on again; its success does not turn the
+         *     endpoint on. No request body.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an endpoint's delivery attempts
+         * @description Every attempt to deliver an event to this endpoint, newest first: the event, the attempt
+         *     number, the status code (null when no answer came), the latency, what went wrong, and
+         *     when the next attempt is due. Several attempts of one event share its `eventId`.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -382,7 +510,176 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "post.published": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Every target of a post is published
+         * @description Sent to endpoints subscribed to `post.published`. Verify `webhook-signature` before trusting the
+         *     body, and deduplicate by `webhook-id`; answer with any 2xx status within 10 seconds.
+         */
+        post: operations["postPublishedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "post.partial": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A post is published to some of its accounts only
+         * @description Sent to endpoints subscribed to `post.partial`. Verify `webhook-signature` before trusting the
+         *     body, and deduplicate by `webhook-id`; answer with any 2xx status within 10 seconds.
+         */
+        post: operations["postPartialEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "post.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A post is published to none of its accounts
+         * @description Sent to endpoints subscribed to `post.failed`. Verify `webhook-signature` before trusting the
+         *     body, and deduplicate by `webhook-id`; answer with any 2xx status within 10 seconds.
+         */
+        post: operations["postFailedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "target.published": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A post is published to one account
+         * @description Sent to endpoints subscribed to `target.published`. Verify `webhook-signature` before trusting the
+         *     body, and deduplicate by `webhook-id`; answer with any 2xx status within 10 seconds.
+         */
+        post: operations["targetPublishedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "target.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A post failed on one account, with no automatic retry left
+         * @description Sent to endpoints subscribed to `target.failed`. Verify `webhook-signature` before trusting the
+         *     body, and deduplicate by `webhook-id`; answer with any 2xx status within 10 seconds.
+         */
+        post: operations["targetFailedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "target.unknown": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Herald cannot tell whether a post reached one account
+         * @description Sent to endpoints subscribed to `target.unknown`. Verify `webhook-signature` before trusting the
+         *     body, and deduplicate by `webhook-id`; answer with any 2xx status within 10 seconds.
+         */
+        post: operations["targetUnknownEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "account.needs_reconnect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An account must be connected again
+         * @description Sent to endpoints subscribed to `account.needs_reconnect`. Verify `webhook-signature` before trusting the
+         *     body, and deduplicate by `webhook-id`; answer with any 2xx status within 10 seconds.
+         */
+        post: operations["accountNeedsReconnectEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    ping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A test event from testWebhook
+         * @description Sent to endpoints subscribed to `ping`. Verify `webhook-signature` before trusting the
+         *     body, and deduplicate by `webhook-id`; answer with any 2xx status within 10 seconds.
+         */
+        post: operations["pingEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -1163,6 +1460,191 @@ export interface components {
             /** @description Mark the post as a spoiler. */
             spoiler?: boolean;
         };
+        /**
+         * @description An event type an endpoint can subscribe to (see **Webhooks** above).
+         * @enum {string}
+         */
+        WebhookEventType: "post.published" | "post.partial" | "post.failed" | "target.published" | "target.failed" | "target.unknown" | "account.needs_reconnect" | "ping";
+        /** @description The event types to send to the endpoint. `ping` is always sent by `testWebhook`, whether listed or not. */
+        WebhookEventTypes: components["schemas"]["WebhookEventType"][];
+        /**
+         * @description Where events are sent with `POST`; `https` on a public address.
+         * @example https://example.com/herald/events
+         */
+        WebhookUrl: string;
+        /** @description A note for the owner, up to 500 characters. */
+        WebhookDescription: string | null;
+        /** @description A webhook endpoint. Its secret is shown only by `createWebhook` and `rotateWebhookSecret`. */
+        Webhook: {
+            /** @example whk_6c8e0g2j4l6n8q0s2u4w6y8a0c */
+            id: string;
+            url: components["schemas"]["WebhookUrl"];
+            eventTypes: components["schemas"]["WebhookEventTypes"];
+            description: components["schemas"]["WebhookDescription"];
+            /** @description False when the owner turned it off or Herald disabled it after failed deliveries. */
+            enabled: boolean;
+            /** @description Why Herald disabled it; null while enabled or when the owner turned it off. */
+            disabledReason: string | null;
+            /**
+             * Format: date-time
+             * @description When it was turned off; null while enabled.
+             */
+            disabledAt: string | null;
+            /** @description Failed attempts since the last successful delivery. */
+            consecutiveFailures: number;
+            /**
+             * Format: date-time
+             * @description Until when the secret before the last rotation also signs; null when only one secret signs.
+             */
+            previousSecretExpiresAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /** @description An endpoint with its signing secret, shown only in this answer. */
+        WebhookWithSecret: {
+            /** @example whk_6c8e0g2j4l6n8q0s2u4w6y8a0c */
+            id: string;
+            url: components["schemas"]["WebhookUrl"];
+            eventTypes: components["schemas"]["WebhookEventTypes"];
+            description: components["schemas"]["WebhookDescription"];
+            /** @description False when the owner turned it off or Herald disabled it after failed deliveries. */
+            enabled: boolean;
+            /** @description Why Herald disabled it; null while enabled or when the owner turned it off. */
+            disabledReason: string | null;
+            /**
+             * Format: date-time
+             * @description When it was turned off; null while enabled.
+             */
+            disabledAt: string | null;
+            /** @description Failed attempts since the last successful delivery. */
+            consecutiveFailures: number;
+            /**
+             * Format: date-time
+             * @description Until when the secret before the last rotation also signs; null when only one secret signs.
+             */
+            previousSecretExpiresAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description The signing secret, `whsec_` and 32 base64 characters (24 random bytes). */
+            secret: string;
+        };
+        /** @description A new endpoint. Unknown fields are refused. */
+        WebhookCreateInput: {
+            url: components["schemas"]["WebhookUrl"];
+            eventTypes: components["schemas"]["WebhookEventTypes"];
+            description?: components["schemas"]["WebhookDescription"];
+        };
+        /** @description The fields to change; at least one. Unknown fields are refused. */
+        WebhookUpdateInput: {
+            url?: components["schemas"]["WebhookUrl"];
+            eventTypes?: components["schemas"]["WebhookEventTypes"];
+            description?: components["schemas"]["WebhookDescription"];
+            /** @description Turn the endpoint on or off. */
+            enabled?: boolean;
+        };
+        /** @description One page of webhook endpoints. */
+        WebhookList: {
+            /** @description The endpoints, newest first. */
+            data: components["schemas"]["Webhook"][];
+            /** @description The `limit` used. */
+            limit: number;
+            /** @description The `offset` used. */
+            offset: number;
+        };
+        /** @description One attempt to deliver an event to an endpoint. */
+        WebhookDelivery: {
+            /**
+             * @description The event's id, also sent as `webhook-id`.
+             * @example evt_3m5p7r9t1v3x5z7b9d1f3h5k7n
+             */
+            eventId: string;
+            eventType: components["schemas"]["WebhookEventType"];
+            /** @description Which attempt this was for the event, from 1. */
+            attempt: number;
+            /** Format: date-time */
+            attemptedAt: string;
+            /** @description True when the endpoint answered with a 2xx status. */
+            succeeded: boolean;
+            /** @description The status the endpoint answered with; null when no answer came. */
+            statusCode: number | null;
+            /** @description Milliseconds from sending to the answer (or to giving up); null when the worker stopped during the attempt. */
+            latencyMs: number | null;
+            /**
+             * @description What went wrong, null on success.
+             * @example No answer within 10000 ms
+             */
+            error: string | null;
+            /** @description The first 256 characters of the answer's body, null when empty; nothing more is kept. */
+            responseExcerpt: string | null;
+            /**
+             * Format: date-time
+             * @description When this event's next attempt is due, if this one failed and attempts remain.
+             */
+            nextAttemptAt: string | null;
+        };
+        /** @description One page of delivery attempts. */
+        WebhookDeliveryList: {
+            /** @description The attempts, newest first. */
+            data: components["schemas"]["WebhookDelivery"][];
+            /** @description The `limit` used. */
+            limit: number;
+            /** @description The `offset` used. */
+            offset: number;
+        };
+        /**
+         * @description The event's unique id, also sent as `webhook-id`; the same on every attempt.
+         * @example evt_3m5p7r9t1v3x5z7b9d1f3h5k7n
+         */
+        EventId: string;
+        /**
+         * Format: date-time
+         * @description When the event happened.
+         */
+        EventTimestamp: string;
+        /** @description A post settled; `data` is the post as `getPost` shows it. */
+        PostEvent: {
+            id: components["schemas"]["EventId"];
+            /** @enum {string} */
+            type: "post.published" | "post.partial" | "post.failed";
+            timestamp: components["schemas"]["EventTimestamp"];
+            data: components["schemas"]["PostDetail"];
+        };
+        /** @description One account of a post settled; `data` names the post and carries the target as `getPost` shows it. */
+        TargetEvent: {
+            id: components["schemas"]["EventId"];
+            /** @enum {string} */
+            type: "target.published" | "target.failed" | "target.unknown";
+            timestamp: components["schemas"]["EventTimestamp"];
+            data: {
+                /** @example post_4n6q8s0u2w4y6a8c0e2g4j6l8m */
+                postId: string;
+                target: components["schemas"]["PostTarget"];
+            };
+        };
+        /** @description The platform refused an account's credentials for good; `data` is the account as `listAccounts` shows it. */
+        AccountEvent: {
+            id: components["schemas"]["EventId"];
+            /** @enum {string} */
+            type: "account.needs_reconnect";
+            timestamp: components["schemas"]["EventTimestamp"];
+            data: components["schemas"]["Account"];
+        };
+        /** @description A test event sent by `testWebhook`. */
+        PingEvent: {
+            id: components["schemas"]["EventId"];
+            /** @enum {string} */
+            type: "ping";
+            timestamp: components["schemas"]["EventTimestamp"];
+            data: {
+                /** @example whk_6c8e0g2j4l6n8q0s2u4w6y8a0c */
+                webhookId: string;
+                message: string;
+            };
+        };
     };
     responses: {
         /** @description Nothing is served at this path. */
@@ -1185,6 +1667,33 @@ export interface components {
         };
         /** @description An account or media id is not the caller's, or the account is disconnected. */
         NotAccessible: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No webhook endpoint with this id belongs to the caller. */
+        WebhookNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description A query parameter is not an integer or is out of range. */
+        InvalidQuery: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The body is invalid (`Invalid request`, with `details`), or the URL is not allowed. */
+        InvalidWebhook: {
             headers: {
                 [name: string]: unknown;
             };
@@ -1247,6 +1756,18 @@ export interface components {
         Offset: number;
         /** @description The post's id, as returned by `createPost`. Anything else is a 404. */
         PostId: string;
+        /** @description The endpoint's id, as returned by `createWebhook`. Anything else is a 404. */
+        WebhookId: string;
+        /** @description The event's id (`evt_…`); the same on every attempt. Deduplicate by it. */
+        WebhookIdHeader: string;
+        /** @description Unix seconds when this attempt was sent; refuse values more than five minutes from your clock. */
+        WebhookTimestampHeader: string;
+        /**
+         * @description One or two space-separated signatures, each `v1,` and the base64 HMAC-SHA256 of
+         *     `{webhook-id}.{webhook-timestamp}.{body}` keyed with the secret's bytes; two while a
+         *     rotated-out secret still signs.
+         */
+        WebhookSignatureHeader: string;
     };
     requestBodies: never;
     headers: {
@@ -1832,6 +2353,244 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                /** @description How many items to return, 1 to 100. */
+                limit?: components["parameters"]["Limit"];
+                /** @description How many items to skip from the newest. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the caller's endpoints. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            400: components["responses"]["InvalidQuery"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookCreateInput"];
+            };
+        };
+        responses: {
+            /** @description The endpoint is registered; `secret` is shown this once. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookWithSecret"];
+                };
+            };
+            400: components["responses"]["InvalidWebhook"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's id, as returned by `createWebhook`. Anything else is a 404. */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["WebhookNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's id, as returned by `createWebhook`. Anything else is a 404. */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint is deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteResult"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["WebhookNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's id, as returned by `createWebhook`. Anything else is a 404. */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookUpdateInput"];
+            };
+        };
+        responses: {
+            /** @description The endpoint as it is now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["InvalidWebhook"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["WebhookNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: {
+                /** @description How long the old secret keeps signing, in seconds, 0 (at once) to 604800 (a week). */
+                overlapSeconds?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The endpoint's id, as returned by `createWebhook`. Anything else is a 404. */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint with its new secret, shown this once. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookWithSecret"];
+                };
+            };
+            400: components["responses"]["InvalidQuery"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["WebhookNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's id, as returned by `createWebhook`. Anything else is a 404. */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ping is on its way. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PingEvent"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["WebhookNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description How many items to return, 1 to 100. */
+                limit?: components["parameters"]["Limit"];
+                /** @description How many items to skip from the newest. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /** @description The endpoint's id, as returned by `createWebhook`. Anything else is a 404. */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of attempts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            400: components["responses"]["InvalidQuery"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["WebhookNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getOpenApiJson: {
         parameters: {
             query?: never;
@@ -1900,6 +2659,326 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+        };
+    };
+    postPublishedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`); the same on every attempt. Deduplicate by it. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description Unix seconds when this attempt was sent; refuse values more than five minutes from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description One or two space-separated signatures, each `v1,` and the base64 HMAC-SHA256 of
+                 *     `{webhook-id}.{webhook-timestamp}.{body}` keyed with the secret's bytes; two while a
+                 *     rotated-out secret still signs.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PostEvent"];
+            };
+        };
+        responses: {
+            /** @description Received; Herald will not send this event to the endpoint again. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 seconds, is retried with backoff. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    postPartialEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`); the same on every attempt. Deduplicate by it. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description Unix seconds when this attempt was sent; refuse values more than five minutes from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description One or two space-separated signatures, each `v1,` and the base64 HMAC-SHA256 of
+                 *     `{webhook-id}.{webhook-timestamp}.{body}` keyed with the secret's bytes; two while a
+                 *     rotated-out secret still signs.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PostEvent"];
+            };
+        };
+        responses: {
+            /** @description Received; Herald will not send this event to the endpoint again. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 seconds, is retried with backoff. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    postFailedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`); the same on every attempt. Deduplicate by it. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description Unix seconds when this attempt was sent; refuse values more than five minutes from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description One or two space-separated signatures, each `v1,` and the base64 HMAC-SHA256 of
+                 *     `{webhook-id}.{webhook-timestamp}.{body}` keyed with the secret's bytes; two while a
+                 *     rotated-out secret still signs.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PostEvent"];
+            };
+        };
+        responses: {
+            /** @description Received; Herald will not send this event to the endpoint again. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 seconds, is retried with backoff. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    targetPublishedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`); the same on every attempt. Deduplicate by it. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description Unix seconds when this attempt was sent; refuse values more than five minutes from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description One or two space-separated signatures, each `v1,` and the base64 HMAC-SHA256 of
+                 *     `{webhook-id}.{webhook-timestamp}.{body}` keyed with the secret's bytes; two while a
+                 *     rotated-out secret still signs.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TargetEvent"];
+            };
+        };
+        responses: {
+            /** @description Received; Herald will not send this event to the endpoint again. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 seconds, is retried with backoff. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    targetFailedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`); the same on every attempt. Deduplicate by it. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description Unix seconds when this attempt was sent; refuse values more than five minutes from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description One or two space-separated signatures, each `v1,` and the base64 HMAC-SHA256 of
+                 *     `{webhook-id}.{webhook-timestamp}.{body}` keyed with the secret's bytes; two while a
+                 *     rotated-out secret still signs.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TargetEvent"];
+            };
+        };
+        responses: {
+            /** @description Received; Herald will not send this event to the endpoint again. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 seconds, is retried with backoff. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    targetUnknownEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`); the same on every attempt. Deduplicate by it. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description Unix seconds when this attempt was sent; refuse values more than five minutes from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description One or two space-separated signatures, each `v1,` and the base64 HMAC-SHA256 of
+                 *     `{webhook-id}.{webhook-timestamp}.{body}` keyed with the secret's bytes; two while a
+                 *     rotated-out secret still signs.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TargetEvent"];
+            };
+        };
+        responses: {
+            /** @description Received; Herald will not send this event to the endpoint again. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 seconds, is retried with backoff. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    accountNeedsReconnectEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`); the same on every attempt. Deduplicate by it. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description Unix seconds when this attempt was sent; refuse values more than five minutes from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description One or two space-separated signatures, each `v1,` and the base64 HMAC-SHA256 of
+                 *     `{webhook-id}.{webhook-timestamp}.{body}` keyed with the secret's bytes; two while a
+                 *     rotated-out secret still signs.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountEvent"];
+            };
+        };
+        responses: {
+            /** @description Received; Herald will not send this event to the endpoint again. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 seconds, is retried with backoff. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    pingEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`); the same on every attempt. Deduplicate by it. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description Unix seconds when this attempt was sent; refuse values more than five minutes from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description One or two space-separated signatures, each `v1,` and the base64 HMAC-SHA256 of
+                 *     `{webhook-id}.{webhook-timestamp}.{body}` keyed with the secret's bytes; two while a
+                 *     rotated-out secret still signs.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PingEvent"];
+            };
+        };
+        responses: {
+            /** @description Received; Herald will not send this event to the endpoint again. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 seconds, is retried with backoff. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
