@@ -6,7 +6,8 @@ type JsonContent<T> = T extends { content: { 'application/json': infer B } } ? B
 /** A response body of whatever content type the operation documents (JSON, YAML text, HTML). */
 type AnyContent<T> = T extends { content: infer C } ? C[keyof C] : never;
 
-export type OperationId = keyof operations;
+/** The API's operations; the spec's `webhooks` (what Herald sends, named `…Event`) are not served. */
+export type OperationId = Exclude<keyof operations, `${string}Event`>;
 export type RequestBodyOf<K extends OperationId> = operations[K] extends { requestBody: infer R } ? JsonContent<R> : undefined;
 export type QueryOf<K extends OperationId> = NonNullable<operations[K]['parameters']['query']>;
 export type PathParamsOf<K extends OperationId> = NonNullable<operations[K]['parameters']['path']>;

@@ -1,4 +1,5 @@
 import type { ColumnType } from 'kysely';
+import type { components } from '../../generated/openapi.js';
 
 /** Row types of the database, one interface per table (Kysely's convention). */
 
@@ -141,6 +142,64 @@ export interface PostMediaTable {
   position: number;
 }
 
+export type WebhookEventType = components['schemas']['WebhookEventType'];
+
+export interface WebhookEndpointsTable {
+  id: string;
+  user_id: string;
+  url: string;
+  event_types: ColumnType<WebhookEventType[], string, string>;
+  description: string | null;
+  /** Sealed by the credential vault. */
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: Date | null;
+  enabled: ColumnType<boolean, boolean | undefined, boolean>;
+  disabled_reason: string | null;
+  disabled_at: Date | null;
+  consecutive_failures: ColumnType<number, number | undefined, number>;
+  failing_since: Date | null;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+}
+
+export interface WebhookEventsTable {
+  id: string;
+  user_id: string;
+  type: WebhookEventType;
+  /** The JSON body exactly as sent. */
+  body: string;
+  created_at: CreatedAt;
+}
+
+export type DeliveryState = 'pending' | 'delivering' | 'succeeded' | 'failed';
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  event_id: string;
+  endpoint_id: string;
+  state: ColumnType<DeliveryState, DeliveryState | undefined, DeliveryState>;
+  attempts: ColumnType<number, number | undefined, number>;
+  first_attempt_at: Date | null;
+  due_at: Date | null;
+  created_at: CreatedAt;
+}
+
+export interface WebhookAttemptsTable {
+  delivery_id: string;
+  attempt: number;
+  endpoint_id: string;
+  event_id: string;
+  event_type: WebhookEventType;
+  attempted_at: Date;
+  succeeded: boolean;
+  status_code: number | null;
+  latency_ms: number | null;
+  error: string | null;
+  response_excerpt: string | null;
+  next_attempt_at: Date | null;
+}
+
 export interface Database {
   users: UsersTable;
   organizations: OrganizationsTable;
@@ -153,4 +212,8 @@ export interface Database {
   post_media: PostMediaTable;
   target_parts: TargetPartsTable;
   sandbox_outbox: SandboxOutboxTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }

@@ -13,12 +13,20 @@ export interface PublicationQueue {
   wake(trx: Kysely<Database>, postId: string, runAt: Date): Promise<string>;
   /** Cancels a job that has not run; a job that ran or is unknown is left as it is. */
   cancel(trx: Kysely<Database>, jobId: string): Promise<void>;
+  /** Wakes a worker to attempt a webhook delivery at `runAt`. */
+  deliver(trx: Kysely<Database>, deliveryId: string, runAt: Date): Promise<void>;
 }
 
 export const PUBLISH_QUEUE = 'herald-publish';
 
 export interface PublishJob {
   postId: string;
+}
+
+export const WEBHOOK_QUEUE = 'herald-webhook';
+
+export interface DeliveryJob {
+  deliveryId: string;
 }
 
 /** pg-boss (10.x, the last major for Node 20) on Herald's own connection, so that PGlite's single connection is shared. */
@@ -39,7 +47,9 @@ export class PgBossQueue implements PublicationQueue {
   /** Installs or upgrades pg-boss's schema and the publish queue; safe from several processes at once. */
   async start(): Promise<void> {
     await this.boss.start();
-    if ((await this.boss.getQueue(PUBLISH_QUEUE)) === null) await this.boss.createQueue(PUBLISH_QUEUE);
+    for (const name of [PUBLISH_QUEUE, WEBHOOK_QUEUE]) {
+      if ((await this.boss.getQueue(name)) === null) await this.boss.createQueue(name);
+    }
   }
 
   async stop(): Promise<void> {
@@ -52,6 +62,12 @@ export class PgBossQueue implements PublicationQueue {
     const id = await this.boss.send(PUBLISH_QUEUE, data, { startAfter: runAt, retryLimit: 10, retryDelay: 5, retryBackoff: true, db: executorFor(trx) });
     if (id === null) throw new Error(`pg-boss did not create the job for ${postId}`);
     return id;
+  }
+
+  async deliver(trx: Kysely<Database>, deliveryId: string, runAt: Date): Promise<void> {
+    const data: DeliveryJob = { deliveryId };
+    // The delivery's row is the record; a job that finds it not due completes, so pg-boss's retries only cover a crashed worker.
+    await this.boss.send(WEBHOOK_QUEUE, data, { startAfter: runAt, retryLimit: 10, retryDelay: 5, retryBackoff: true, db: executorFor(trx) });
   }
 
   async cancel(trx: Kysely<Database>, jobId: string): Promise<void> {

@@ -102,3 +102,12 @@ function resolve(ref: string): unknown {
   }
   return node;
 }
+
+/** Checks an event body Herald sent against the spec's `webhooks` entry for its type. */
+export function expectEventMatchesSpec(body: unknown): void {
+  const type = (body as { type?: unknown } | null)?.type;
+  expect(typeof type, 'an event carries its type').toBe('string');
+  const webhooks = spec.webhooks as Record<string, unknown> | undefined;
+  expect(webhooks?.[type as string], `event type ${String(type)} is documented under webhooks`).toBeDefined();
+  check(`#/webhooks/${escape(type as string)}/post/requestBody/content/application~1json/schema`, body, `webhook ${String(type)}`);
+}

@@ -2,10 +2,12 @@ import type { Migration } from 'kysely';
 import * as initial from './2026-11-22T0001-initial.js';
 import * as mediaStorage from './2026-11-22T0002-media-storage.js';
 import * as publishing from './2026-11-23T0003-publishing.js';
+import * as webhooks from './2026-11-24T0004-webhooks.js';
 
 /** Every migration by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
   '2026-11-22T0001-initial': initial,
   '2026-11-22T0002-media-storage': mediaStorage,
   '2026-11-23T0003-publishing': publishing,
+  '2026-11-24T0004-webhooks': webhooks,
 };

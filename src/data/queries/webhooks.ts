@@ -1,0 +1,129 @@
+import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
+import type {
+  Database,
+  WebhookAttemptsTable,
+  WebhookDeliveriesTable,
+  WebhookEndpointsTable,
+  WebhookEventsTable,
+  WebhookEventType,
+} from '../schema.js';
+
+export type EndpointRow = Selectable<WebhookEndpointsTable>;
+export type EventRow = Selectable<WebhookEventsTable>;
+export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type AttemptRow = Selectable<WebhookAttemptsTable>;
+
+export async function insertEndpoint(db: Kysely<Database>, row: Insertable<WebhookEndpointsTable>): Promise<EndpointRow> {
+  return db.insertInto('webhook_endpoints').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function selectEndpointsPage(db: Kysely<Database>, userId: string, limit: number, offset: number): Promise<EndpointRow[]> {
+  return db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+}
+
+export async function selectEndpointOwnedBy(db: Kysely<Database>, id: string, userId: string): Promise<EndpointRow | undefined> {
+  return db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+}
+
+/** Changes an endpoint of this owner; undefined when there is none. */
+export async function updateEndpointOwnedBy(
+  db: Kysely<Database>,
+  id: string,
+  userId: string,
+  values: Updateable<WebhookEndpointsTable>,
+): Promise<EndpointRow | undefined> {
+  return db.updateTable('webhook_endpoints').set(values).where('id', '=', id).where('user_id', '=', userId).returningAll().executeTakeFirst();
+}
+
+/** Deletes an endpoint of this owner with its deliveries and attempts; false when there is none. */
+export async function deleteEndpointOwnedBy(db: Kysely<Database>, id: string, userId: string): Promise<boolean> {
+  const result = await db.deleteFrom('webhook_endpoints').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+/** The owner's enabled endpoints subscribed to this type. */
+export async function selectSubscribedEndpoints(db: Kysely<Database>, userId: string, type: WebhookEventType): Promise<Pick<EndpointRow, 'id'>[]> {
+  return db
+    .selectFrom('webhook_endpoints')
+    .select('id')
+    .where('user_id', '=', userId)
+    .where('enabled', '=', true)
+    .where(sql<boolean>`event_types @> ${JSON.stringify([type])}::jsonb`)
+    .execute();
+}
+
+export async function insertEvent(db: Kysely<Database>, row: Insertable<WebhookEventsTable>): Promise<void> {
+  await db.insertInto('webhook_events').values(row).execute();
+}
+
+export async function insertDeliveries(db: Kysely<Database>, rows: Insertable<WebhookDeliveriesTable>[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db.insertInto('webhook_deliveries').values(rows).execute();
+}
+
+export async function selectDeliveryForUpdate(db: Kysely<Database>, id: string): Promise<DeliveryRow | undefined> {
+  return db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+/** Locks the next delivery due now that no other worker holds; one step of webhook_deliveries_due_at_idx. */
+export async function selectNextDueDeliveryForUpdate(db: Kysely<Database>, now: Date): Promise<DeliveryRow | undefined> {
+  return db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('due_at', '<=', now)
+    .orderBy('due_at')
+    .limit(1)
+    .forUpdate()
+    .skipLocked()
+    .executeTakeFirst();
+}
+
+/** When the soonest delivery another worker holds will be due again (its lease's end); null when none is held. */
+export async function selectNextDeliveryLeaseEnd(db: Kysely<Database>): Promise<Date | null> {
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.min('due_at').as('at'))
+    .where('state', '=', 'delivering')
+    .executeTakeFirst();
+  return row?.at ?? null;
+}
+
+export async function updateDelivery(db: Kysely<Database>, id: string, values: Updateable<WebhookDeliveriesTable>): Promise<void> {
+  await db.updateTable('webhook_deliveries').set(values).where('id', '=', id).execute();
+}
+
+export async function selectEvent(db: Kysely<Database>, id: string): Promise<EventRow | undefined> {
+  return db.selectFrom('webhook_events').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function selectEndpointForUpdate(db: Kysely<Database>, id: string): Promise<EndpointRow | undefined> {
+  return db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+export async function updateEndpoint(db: Kysely<Database>, id: string, values: Updateable<WebhookEndpointsTable>): Promise<void> {
+  await db.updateTable('webhook_endpoints').set(values).where('id', '=', id).execute();
+}
+
+export async function insertAttempt(db: Kysely<Database>, row: Insertable<WebhookAttemptsTable>): Promise<void> {
+  await db.insertInto('webhook_attempts').values(row).onConflict((oc) => oc.columns(['delivery_id', 'attempt']).doNothing()).execute();
+}
+
+export async function selectAttemptsPage(db: Kysely<Database>, endpointId: string, limit: number, offset: number): Promise<AttemptRow[]> {
+  return db
+    .selectFrom('webhook_attempts')
+    .selectAll()
+    .where('endpoint_id', '=', endpointId)
+    .orderBy('attempted_at', 'desc')
+    .orderBy('attempt', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+}

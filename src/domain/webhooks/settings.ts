@@ -1,0 +1,35 @@
+/** How webhook delivery behaves; the timeout and the retry base can be set from the environment (README). */
+export interface WebhookSettings {
+  /** How long an endpoint has to answer one request. */
+  timeoutMs: number;
+  /** Attempts per event and endpoint, the first included. */
+  maxAttempts: number;
+  /** The wait after the first failed attempt; each next one is five times longer, up to maxRetryDelayMs. */
+  retryBaseMs: number;
+  maxRetryDelayMs: number;
+}
+
+export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
+  timeoutMs: 10_000,
+  maxAttempts: 8,
+  retryBaseMs: 10_000,
+  maxRetryDelayMs: 12 * 60 * 60_000,
+};
+
+/**
+ * The wait before the attempt after `attemptsMade` failed ones: 10 s, 50 s, 4 min, 21 min, 1.7 h,
+ * 8.7 h, 12 h by default (about 23 hours in all), each within ±10 % so that the retries of many
+ * events to one endpoint that came back spread out.
+ */
+export function retryDelayMs(settings: WebhookSettings, attemptsMade: number, random: () => number = Math.random): number {
+  const delay = Math.min(settings.maxRetryDelayMs, settings.retryBaseMs * 5 ** Math.max(0, attemptsMade - 1));
+  return Math.round(delay * (0.9 + 0.2 * random()));
+}
+
+/**
+ * How long a worker holds a delivery it is sending before another takes it as interrupted: the
+ * request's timeout and a margin for recording its outcome.
+ */
+export function deliveryLeaseMs(settings: WebhookSettings): number {
+  return settings.timeoutMs + 30_000;
+}
