@@ -26,6 +26,12 @@ export interface Environment {
     backoffBaseMs: number;
     liveSpacingMs: number;
   };
+  webhooks: {
+    /** How long a webhook endpoint has to answer one request. */
+    timeoutMs: number;
+    /** The wait after a webhook's first failed attempt; each next one is five times longer. */
+    retryBaseMs: number;
+  };
 }
 
 export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environment {
@@ -47,6 +53,10 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
       maxLatenessMs: 1000 * positiveInteger('HERALD_MAX_LATENESS_SECONDS', env.HERALD_MAX_LATENESS_SECONDS, 3600),
       backoffBaseMs: positiveInteger('HERALD_RETRY_BASE_MS', env.HERALD_RETRY_BASE_MS, 30_000),
       liveSpacingMs: nonNegativeInteger('HERALD_LIVE_SPACING_MS', env.HERALD_LIVE_SPACING_MS, 1000),
+    },
+    webhooks: {
+      timeoutMs: positiveInteger('HERALD_WEBHOOK_TIMEOUT_MS', env.HERALD_WEBHOOK_TIMEOUT_MS, 10_000),
+      retryBaseMs: positiveInteger('HERALD_WEBHOOK_RETRY_BASE_MS', env.HERALD_WEBHOOK_RETRY_BASE_MS, 10_000),
     },
   };
 }

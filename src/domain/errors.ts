@@ -31,3 +31,8 @@ export const INVALID_REQUEST = 'Invalid request';
 export function invalidRequest(details: ErrorDetail[]): DomainError {
   return new DomainError('invalid_request', INVALID_REQUEST, details);
 }
+
+/** What a log line says of a failure: its kind, never its message (which may carry SQL) or stack. */
+export function errorName(error: unknown): string {
+  return error instanceof Error ? error.name : typeof error;
+}

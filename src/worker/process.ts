@@ -7,7 +7,7 @@ import { pendingMigrations } from '../data/migrate.js';
 import { openDatabase } from '../data/open-database.js';
 import { LocalDiskStorage } from '../storage/local-disk-storage.js';
 import { startPublishingRuntime } from './runtime.js';
-import { drain, startWorker } from './worker.js';
+import { drain, drainDeliveries, startWorker } from './worker.js';
 
 /**
  * A worker process: with `once`, drains what is due and exits (printing one JSON line, like every
@@ -26,7 +26,8 @@ export async function runWorkerProcess(env: Environment, options: { once: boolea
     if (options.once) {
       try {
         const posts = await drain(runtime.deps, options.concurrency);
-        process.stdout.write(`${JSON.stringify({ posts })}\n`);
+        const deliveries = await drainDeliveries(runtime.deps, options.concurrency);
+        process.stdout.write(`${JSON.stringify({ posts, deliveries })}\n`);
       } finally {
         await runtime.stop();
       }

@@ -3,12 +3,14 @@ import type { Environment } from '../config/environment.js';
 import type { Database } from '../data/schema.js';
 import type { PublishingDeps, PublishingLog } from '../domain/publishing/engine.js';
 import { DEFAULT_PUBLISHING_SETTINGS } from '../domain/publishing/settings.js';
+import { DEFAULT_WEBHOOK_SETTINGS } from '../domain/webhooks/settings.js';
 import { assertUrlAllowed, createGuardedFetch } from '../net/guarded-fetch.js';
 import { createPublisherRegistry, type PublisherRegistry } from '../publishers/registry.js';
 import { createSandboxPublisher } from '../publishers/sandbox.js';
 import { PgBossQueue } from '../queue/publication-queue.js';
 import { createCredentialVault, loadSecretKey, type CredentialVault } from '../secrets/credential-vault.js';
 import type { MediaStorage } from '../storage/media-storage.js';
+import { createWebhookSender } from '../webhook-sender/webhook-sender.js';
 import { livePublishers } from './live-publishers.js';
 
 /** What connecting an account needs: the vault, the publishers (to verify credentials) and the SSRF guard. */
@@ -58,6 +60,10 @@ export async function startPublishingRuntime(
       vault: parts.vault,
       storage: options.storage,
       settings: { ...DEFAULT_PUBLISHING_SETTINGS, ...env.publishing },
+      webhooks: {
+        sender: createWebhookSender({ fetch: createGuardedFetch({ allowPrivateNetwork: env.allowPrivateNetwork }), timeoutMs: env.webhooks.timeoutMs }),
+        settings: { ...DEFAULT_WEBHOOK_SETTINGS, ...env.webhooks },
+      },
       now: () => new Date(),
       log,
     },

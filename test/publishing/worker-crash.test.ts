@@ -76,7 +76,7 @@ describe('a worker killed mid-call', () => {
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       next = await herald(['worker', '--once'], env);
     }
-    expect(json<{ posts: number }>(next)).toEqual({ posts: 1 });
+    expect(json<{ posts: number }>(next)).toEqual({ posts: 1, deliveries: 0 });
 
     api = await heraldServe(env);
     try {

@@ -10,7 +10,7 @@ import type { PublishingSettings } from '../../src/domain/publishing/settings.js
 import type { PublishingParts } from '../../src/operations-kit/context.js';
 import type { MediaStorage } from '../../src/storage/media-storage.js';
 import { startPublishingRuntime } from '../../src/worker/runtime.js';
-import { drain } from '../../src/worker/worker.js';
+import { drain, drainDeliveries } from '../../src/worker/worker.js';
 
 export interface TestPublishing {
   deps: PublishingDeps;
@@ -18,6 +18,10 @@ export interface TestPublishing {
   parts: PublishingParts;
   /** Publishes everything due, as `herald worker --once` does; how many posts it acted on. */
   drain(concurrency?: number): Promise<number>;
+  /** Sends every webhook delivery due now, as `herald worker --once` does; how many attempts it made. */
+  deliver(): Promise<number>;
+  /** Sends deliveries, retries included, until none is waiting (bounded: 20 s). */
+  deliverAll(): Promise<void>;
   /** What the road logged, for tests that look for leaks. */
   logged: string[];
   /** Sets the workers' clock this far ahead of real time (only theirs: the API keeps real time), so a post comes due without waiting. */
@@ -35,6 +39,9 @@ export async function startTestPublishing(db: Kysely<Database>, storage: MediaSt
     HERALD_DATA_DIR: dataDir,
     HERALD_SECRET_KEY: randomBytes(32).toString('base64'),
     HERALD_ALLOW_PRIVATE_NETWORK: 'true',
+    // Webhook retries in milliseconds (20, 100, 500 ms), four attempts, half a second to answer.
+    HERALD_WEBHOOK_TIMEOUT_MS: '500',
+    HERALD_WEBHOOK_RETRY_BASE_MS: '20',
   });
   const logged: string[] = [];
   const log = {
@@ -47,11 +54,22 @@ export async function startTestPublishing(db: Kysely<Database>, storage: MediaSt
     ...runtime.deps,
     now: () => new Date(Date.now() + offsetMs),
     settings: { ...runtime.deps.settings, backoffBaseMs: 60_000, maxBackoffMs: 120_000, liveSpacingMs: 0, ...settings },
+    webhooks: { ...runtime.deps.webhooks, settings: { ...runtime.deps.webhooks.settings, maxAttempts: 4 } },
   };
   return {
     deps,
     parts: runtime,
     drain: (concurrency = 2) => drain(deps, concurrency),
+    deliver: () => drainDeliveries(deps, 2),
+    async deliverAll() {
+      for (const end = Date.now() + 20_000; ; ) {
+        await drainDeliveries(deps, 2);
+        const waiting = await db.selectFrom('webhook_deliveries').select('id').where('due_at', 'is not', null).limit(1).executeTakeFirst();
+        if (waiting === undefined) return;
+        if (Date.now() > end) throw new Error('webhook deliveries still waiting after 20 s');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
     logged,
     runAhead(ms) {
       offsetMs = ms;

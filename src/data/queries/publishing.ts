@@ -135,6 +135,17 @@ export async function updateAccount(db: Kysely<Database>, id: string, values: Up
   await db.updateTable('accounts').set(values).where('id', '=', id).execute();
 }
 
+/** Marks an account as needing reconnection; the account when this changed its health, undefined when it already needed it. */
+export async function markNeedsReconnect(db: Kysely<Database>, id: string, message: string): Promise<AccountRow | undefined> {
+  return db
+    .updateTable('accounts')
+    .set({ health: 'needs_reconnect', health_message: message })
+    .where('id', '=', id)
+    .where('health', '=', 'ok')
+    .returningAll()
+    .executeTakeFirst();
+}
+
 /** Stores refreshed credentials only over the version they were refreshed from; false when newer ones are there. */
 export async function updateCredentialsIfVersion(db: Kysely<Database>, id: string, version: number, sealed: string): Promise<boolean> {
   const result = await db

@@ -1,11 +1,10 @@
-import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
+import { type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type {
   Database,
   WebhookAttemptsTable,
   WebhookDeliveriesTable,
   WebhookEndpointsTable,
   WebhookEventsTable,
-  WebhookEventType,
 } from '../schema.js';
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>;
@@ -49,15 +48,9 @@ export async function deleteEndpointOwnedBy(db: Kysely<Database>, id: string, us
   return result.numDeletedRows > 0n;
 }
 
-/** The owner's enabled endpoints subscribed to this type. */
-export async function selectSubscribedEndpoints(db: Kysely<Database>, userId: string, type: WebhookEventType): Promise<Pick<EndpointRow, 'id'>[]> {
-  return db
-    .selectFrom('webhook_endpoints')
-    .select('id')
-    .where('user_id', '=', userId)
-    .where('enabled', '=', true)
-    .where(sql<boolean>`event_types @> ${JSON.stringify([type])}::jsonb`)
-    .execute();
+/** The owner's enabled endpoints and the event types each wants. */
+export async function selectEnabledEndpoints(db: Kysely<Database>, userId: string): Promise<Pick<EndpointRow, 'id' | 'event_types'>[]> {
+  return db.selectFrom('webhook_endpoints').select(['id', 'event_types']).where('user_id', '=', userId).where('enabled', '=', true).execute();
 }
 
 export async function insertEvent(db: Kysely<Database>, row: Insertable<WebhookEventsTable>): Promise<void> {

@@ -5,6 +5,7 @@ import type { PostRow } from '../../data/queries/posts.js';
 import {
   insertPartsIfMissing,
   lockAccountPacing,
+  markNeedsReconnect,
   selectAccountsByIds,
   selectMediaOfPost,
   selectNextDuePostForUpdate,
@@ -23,32 +24,26 @@ import {
 import type { Database } from '../../data/schema.js';
 import type { ErrorCategory, MediaToPublish, PublishOutcome, PublishedPart } from '../../publishers/publisher.js';
 import type { PublisherRegistry } from '../../publishers/registry.js';
-import type { PublicationQueue } from '../../queue/publication-queue.js';
-import type { CredentialVault } from '../../secrets/credential-vault.js';
 import type { MediaStorage } from '../../storage/media-storage.js';
+import { errorName } from '../errors.js';
 import { toMediaFacts } from '../media/media-view.js';
+import type { DeliveryDeps, DeliveryLog } from '../webhooks/delivery.js';
+import { emitPublishingEvents, type PublishingChange } from '../webhooks/events.js';
 import { partTexts } from './parts.js';
 import { backoffMs, type PublishingSettings } from './settings.js';
 import { summarisePostStatus } from './status.js';
 import { moveWake, type Wake } from './wake.js';
 
-/** What the publishing road needs; a worker and a request build it from the same parts. */
-export interface PublishingDeps {
-  db: Kysely<Database>;
-  queue: PublicationQueue;
+/** What the publishing road needs (delivering the events it raises included); a worker and a request build it from the same parts. */
+export interface PublishingDeps extends DeliveryDeps {
   publishers: PublisherRegistry;
-  vault: CredentialVault;
   storage: MediaStorage;
   settings: PublishingSettings;
-  now(): Date;
   log: PublishingLog;
 }
 
 /** The slice of a pino logger the road writes to; never given credentials. */
-export interface PublishingLog {
-  info(fields: object, message: string): void;
-  error(fields: object, message: string): void;
-}
+export type PublishingLog = DeliveryLog;
 
 /** A target a worker holds: the attempt it made, and what it needs to call the platform. */
 interface ClaimedTarget {
@@ -120,6 +115,7 @@ async function claimTargets(trx: Kysely<Database>, deps: PublishingDeps, post: P
   const tooLate = post.status === 'scheduled' && lateBy > deps.settings.maxLatenessMs;
   const claimed: ClaimedTarget[] = [];
   const wakeTimes: Date[] = [];
+  const settledTargets: PublishingChange['settledTargets'] = [];
 
   for (const target of targets) {
     const account = accounts.get(target.account_id);
@@ -138,6 +134,7 @@ async function claimTargets(trx: Kysely<Database>, deps: PublishingDeps, post: P
       const failed = settleFailed(refusal.category, refusal.message);
       await updateTarget(trx, post.id, target.account_id, failed);
       Object.assign(target, failed);
+      settledTargets.push({ accountId: target.account_id, type: 'target.failed' });
       continue;
     }
     if (account.next_publish_at !== null && account.next_publish_at > now) {
@@ -176,6 +173,7 @@ async function claimTargets(trx: Kysely<Database>, deps: PublishingDeps, post: P
 
   const status = summarisePostStatus(targets.map(standing));
   await updatePost(trx, post.id, { status, updated_at: now, ...(await rearm(trx, deps, post, status, wakeTimes)) });
+  await emitPublishingEvents(trx, deps.queue, { post: { ...post, status, updated_at: now }, previousStatus: post.status, settledTargets, needsReconnect: [] }, now);
   if (claimed.length === 0) return null;
   return { post: { ...post, status }, targets: claimed, media: await selectMediaOfPost(trx, post.id) };
 }
@@ -312,8 +310,10 @@ async function recordOutcome(deps: PublishingDeps, postId: string, target: Targe
         await updatePart(trx, { postId, accountId: account.id, position: index }, partResult(part, now));
       }
     }
+    const needsReconnect = [];
     if (outcome.kind === 'failed' && outcome.credentialsRevoked) {
-      await updateAccount(trx, account.id, { health: 'needs_reconnect', health_message: outcome.message });
+      const changed = await markNeedsReconnect(trx, account.id, outcome.message);
+      if (changed !== undefined) needsReconnect.push(changed);
     }
     if (outcome.kind === 'failed' && outcome.retryAfter !== null) {
       await updateAccount(trx, account.id, { next_publish_at: outcome.retryAfter });
@@ -329,8 +329,22 @@ async function recordOutcome(deps: PublishingDeps, postId: string, target: Targe
       wake = await rearm(trx, deps, post, status, wakeTimes);
     }
     await updatePost(trx, postId, { status, updated_at: now, ...wake });
+    const settled = settledEventOf(values);
+    await emitPublishingEvents(
+      trx,
+      deps.queue,
+      { post: { ...post, status, updated_at: now }, previousStatus: post.status, settledTargets: settled === null ? [] : [{ accountId: account.id, type: settled }], needsReconnect },
+      now,
+    );
     deps.log.info({ postId, accountId: account.id, outcome: outcome.kind, status }, 'publishing outcome recorded');
   });
+}
+
+/** The target event an outcome raises: none while an automatic retry is coming. */
+function settledEventOf(values: { state: string; next_attempt_at: Date | null }): PublishingChange['settledTargets'][number]['type'] | null {
+  if (values.state === 'published') return 'target.published';
+  if (values.state === 'unknown') return 'target.unknown';
+  return values.next_attempt_at === null ? 'target.failed' : null;
 }
 
 function outcomeValues(settings: PublishingSettings, target: TargetRow, outcome: PublishOutcome, now: Date) {
@@ -370,9 +384,4 @@ function outcomeValues(settings: PublishingSettings, target: TargetRow, outcome:
       };
     }
   }
-}
-
-/** What a log line says of a failure: its kind, never its message (which may carry SQL) or stack. */
-export function errorName(error: unknown): string {
-  return error instanceof Error ? error.name : typeof error;
 }

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { AccountRow } from '../../data/queries/accounts.js';
 import type { PostRow } from '../../data/queries/posts.js';
-import { insertDeliveries, insertEvent, selectSubscribedEndpoints } from '../../data/queries/webhooks.js';
+import { insertDeliveries, insertEvent, selectEnabledEndpoints } from '../../data/queries/webhooks.js';
 import type { Database, WebhookEventType } from '../../data/schema.js';
 import type { PublicationQueue } from '../../queue/publication-queue.js';
 import { toAccountView } from '../accounts.js';
@@ -50,15 +50,18 @@ const SETTLED_POST_EVENTS: Partial<Record<string, WebhookEventType>> = {
 /**
  * Raises the events of one change for the post's owner: one per settled target, one when the
  * post itself settles, one per account that needs reconnecting. An event no endpoint wants is
- * not recorded, so the road costs one indexed lookup per event type when nobody listens.
+ * not recorded: when nobody listens, a change costs one indexed lookup of the owner's endpoints.
  */
 export async function emitPublishingEvents(trx: Kysely<Database>, queue: PublicationQueue, change: PublishingChange, now: Date): Promise<void> {
   const { post } = change;
+  const postType = change.previousStatus !== post.status ? SETTLED_POST_EVENTS[post.status] : undefined;
+  if (change.settledTargets.length === 0 && postType === undefined && change.needsReconnect.length === 0) return;
+  const endpoints = await selectEnabledEndpoints(trx, post.user_id);
   let detail: PostDetail | undefined;
   const postDetail = async () => (detail ??= await loadPostDetail(trx, post));
   const emit = async (type: WebhookEventType, data: () => Promise<unknown>) => {
-    const endpoints = await selectSubscribedEndpoints(trx, post.user_id, type);
-    if (endpoints.length > 0) await recordEvent(trx, queue, post.user_id, type, await data(), endpoints.map((e) => e.id), now);
+    const wanting = endpoints.filter((e) => e.event_types.includes(type)).map((e) => e.id);
+    if (wanting.length > 0) await recordEvent(trx, queue, post.user_id, type, await data(), wanting, now);
   };
 
   for (const { accountId, type } of change.settledTargets) {
@@ -68,7 +71,6 @@ export async function emitPublishingEvents(trx: Kysely<Database>, queue: Publica
       return { postId: post.id, target };
     });
   }
-  const postType = change.previousStatus !== post.status ? SETTLED_POST_EVENTS[post.status] : undefined;
   if (postType !== undefined) await emit(postType, postDetail);
   for (const account of change.needsReconnect) await emit('account.needs_reconnect', () => Promise.resolve(toAccountView(account)));
 }

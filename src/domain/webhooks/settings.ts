@@ -28,8 +28,9 @@ export function retryDelayMs(settings: WebhookSettings, attemptsMade: number, ra
 
 /**
  * How long a worker holds a delivery it is sending before another takes it as interrupted: the
- * request's timeout and a margin for recording its outcome.
+ * request's timeout and a margin for recording its outcome. Should a worker overrun it, the
+ * event is sent again with the same id, which receivers deduplicate.
  */
 export function deliveryLeaseMs(settings: WebhookSettings): number {
-  return settings.timeoutMs + 30_000;
+  return settings.timeoutMs + 5_000;
 }
