@@ -5,6 +5,8 @@ import { postDetail, publishNow } from '../support/posts.js';
 import { startMastodonFake, type MastodonFake } from '../support/mastodon-fake.js';
 import { makeMediaFiles, multipartBody, type MediaFiles } from '../support/media-files.js';
 import { unusedPort } from '../support/ports.js';
+import { expectEventMatchesSpec } from '../support/contract.js';
+import { startTestReceiver, verifiedWith } from '../support/webhook-receiver.js';
 
 // The whole road to Mastodon: connect through the API, publish with the worker, and assert what
 // the instance (a fake written from Mastodon's documentation) received and holds.
@@ -225,6 +227,42 @@ describe('publishing to Mastodon', () => {
     await api.publishing.drain();
     expect((await postDetail(api, u, id)).status).toBe('published');
     expect(statusesOf(mastodonId)).toHaveLength(1);
+  });
+
+  it('tells a webhook once that the account needs reconnecting, with the failed target and post', async () => {
+    const receiver = await startTestReceiver();
+    try {
+      const u = await userWithKey(api.db);
+      const { account, id: mastodonId } = await connect(u, 'kit');
+      const hook = await api.request<Schemas['WebhookWithSecret']>({
+        method: 'POST',
+        url: '/api/v1/webhooks',
+        key: u.key,
+        body: { url: receiver.url, eventTypes: ['account.needs_reconnect', 'target.failed', 'post.failed'] },
+      });
+      expect(hook.status).toBe(201);
+      mastodon.rotateToken(mastodonId);
+      const first = await publishNow(api, u, { accountIds: [account.id], caption: 'Revoked' });
+      await api.publishing.drain();
+      await api.publishing.deliverAll();
+      const events = receiver.received.map((r) => r.json as { type: string; data: Record<string, unknown> });
+      expect(events.map((e) => e.type).sort()).toEqual(['account.needs_reconnect', 'post.failed', 'target.failed']);
+      for (const r of receiver.received) {
+        expect(verifiedWith(r, hook.body.secret)).toBe(true);
+        expectEventMatchesSpec(r.json);
+      }
+      const listed = await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: u.key });
+      expect(events.find((e) => e.type === 'account.needs_reconnect')?.data).toEqual(listed.body.data.find((a) => a.id === account.id));
+      expect(events.find((e) => e.type === 'post.failed')?.data).toEqual(await postDetail(api, u, first));
+
+      // A second post to the same account fails without the platform; the account's health did not change again, so no second account event.
+      await publishNow(api, u, { accountIds: [account.id], caption: 'Still revoked' });
+      await api.publishing.drain();
+      await api.publishing.deliverAll();
+      expect(receiver.received.map((r) => (r.json as { type: string }).type).filter((t) => t === 'account.needs_reconnect')).toHaveLength(1);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('refuses text the instance refuses with user_content and its message', async () => {
