@@ -1,4 +1,6 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,11 +26,18 @@ let service: ServeProcess | undefined;
 let baseUrl: string;
 let files: MediaFiles;
 const ids: Record<string, string> = {};
+/** Where the webhook endpoint points: a receiver on 127.0.0.1 answering 204, so no event leaves the machine. */
+let receiver: Server;
+let receiverUrl: string;
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'herald-contract-'));
   files = makeMediaFiles();
-  env = { HERALD_DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
+  receiver = createServer((_req, res) => res.writeHead(204).end());
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/herald`;
+  // The receiver is on a private address, which the service calls only with this set.
+  env = { HERALD_DATA_DIR: dataDir, LOG_LEVEL: 'silent', HERALD_ALLOW_PRIVATE_NETWORK: 'true' };
   if (TEST_DATABASE_URL !== undefined) {
     database = await createTestDatabase();
     env.DATABASE_URL = database.url ?? '';
@@ -55,6 +64,7 @@ afterAll(async () => {
   await service?.stop();
   await database?.close();
   files?.cleanup();
+  await new Promise((resolve) => receiver?.close(resolve));
   await rm(dataDir, { recursive: true, force: true });
 });
 
@@ -116,6 +126,20 @@ describe('the running service honours its contract', { timeout: 120_000 }, () =>
     expect((await call('POST', `/api/v1/posts/${post.body.id}/retry`)).status).toBe(400);
     expect((await call('GET', `/api/v1/posts/${post.body.id}`, { key: ids.bobKey })).status).toBe(404);
     expect((await call('DELETE', `/api/v1/accounts/${sandbox.body.id}`)).status).toBe(200);
+
+    // Webhook endpoints, after the road so that its events find none.
+    const hook = await call<Schemas['WebhookWithSecret']>('POST', '/api/v1/webhooks', { json: { url: receiverUrl, eventTypes: ['post.published'] } });
+    expect(hook.status).toBe(201);
+    expect((await call('POST', '/api/v1/webhooks', { json: { url: 'ftp://example.com/herald', eventTypes: ['ping'] } })).status).toBe(400);
+    expect((await call<Schemas['WebhookList']>('GET', '/api/v1/webhooks')).body.data.map((w) => w.id)).toEqual([hook.body.id]);
+    expect((await call<Schemas['Webhook']>('PATCH', `/api/v1/webhooks/${hook.body.id}`, { json: { description: 'Contract' } })).body.description).toBe('Contract');
+    const rotated = await call<Schemas['WebhookWithSecret']>('POST', `/api/v1/webhooks/${hook.body.id}/rotate-secret?overlapSeconds=60`);
+    expect(rotated.body.secret).not.toBe(hook.body.secret);
+    expect((await call('POST', `/api/v1/webhooks/${hook.body.id}/test`)).status).toBe(202);
+    expect((await call('GET', `/api/v1/webhooks/${hook.body.id}/deliveries`)).status).toBe(200);
+    expect((await call('GET', `/api/v1/webhooks/${hook.body.id}`, { key: ids.bobKey })).status).toBe(404);
+    expect((await call('DELETE', `/api/v1/webhooks/${hook.body.id}`)).status).toBe(200);
+    expect((await call('GET', `/api/v1/webhooks/${hook.body.id}`)).status).toBe(404);
 
     expect((await fetchChecked(baseUrl, 'GET', '/api/v1/accounts')).status).toBe(401);
     expect((await fetchChecked(baseUrl, 'GET', '/api/v1/accounts', { key: 'hrld_unknown' })).status).toBe(401);

@@ -120,3 +120,8 @@ export async function selectAttemptsPage(db: Kysely<Database>, endpointId: strin
     .offset(offset)
     .execute();
 }
+
+/** Locks an endpoint of this owner for a change that depends on what it holds (a rotation, a re-enable). */
+export async function selectEndpointOwnedByForUpdate(db: Kysely<Database>, id: string, userId: string): Promise<EndpointRow | undefined> {
+  return db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).where('user_id', '=', userId).forUpdate().executeTakeFirst();
+}
