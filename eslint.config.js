@@ -10,11 +10,11 @@ import tseslint from 'typescript-eslint';
  */
 const LAYERS = [
   'http', 'worker', 'operations', 'operations-kit', 'contract', 'domain', 'data',
-  'storage', 'probe', 'queue', 'publishers', 'net', 'secrets', 'config', 'cli',
+  'storage', 'probe', 'queue', 'publishers', 'webhook-sender', 'net', 'secrets', 'config', 'cli',
 ];
 
 // Adapters to the outside world: beside data, injected into the domain, which knows only their interfaces.
-const ADAPTERS = ['storage', 'probe', 'queue', 'publishers', 'secrets'];
+const ADAPTERS = ['storage', 'probe', 'queue', 'publishers', 'webhook-sender', 'secrets'];
 
 const may = (from, to, { typesOnly = false } = {}) => ({
   from: { type: from },
@@ -38,6 +38,7 @@ const layerRules = [
   // The sandbox publisher's platform is Herald's own outbox table.
   may('publishers', ['data', 'net']),
   may('queue', 'data', { typesOnly: true }),
+  may('webhook-sender', 'net'),
   may('cli', ['http', 'worker', 'domain', 'data', ...ADAPTERS, 'net', 'config']),
 ];
 

@@ -16,14 +16,6 @@ export function parseJson(text: string): unknown {
   }
 }
 
-/** Names the host and the cause, never the full URL or a header. */
-export function networkMessage(thrown: unknown, host: string): string {
-  if (thrown instanceof Error && (thrown.name === 'TimeoutError' || thrown.name === 'AbortError')) return `${host} did not answer in time`;
-  const cause = thrown instanceof Error ? (thrown.cause as { code?: unknown } | undefined) : undefined;
-  const code = typeof cause?.code === 'string' ? ` (${cause.code})` : '';
-  return `${host} did not answer${code}`;
-}
-
 /** Retry-After: seconds from now, or an HTTP date. */
 export function retryAfterHeader(headers: Headers): Date | null {
   const after = headers.get('retry-after');

@@ -1,4 +1,5 @@
-import { networkMessage, parseJson } from '../http-outcomes.js';
+import { networkMessage } from '../../net/network-message.js';
+import { parseJson } from '../http-outcomes.js';
 
 /**
  * A small XRPC client over the injected fetch. It never throws for what the network or the

@@ -1,4 +1,5 @@
-import { networkMessage, parseJson } from '../http-outcomes.js';
+import { networkMessage } from '../../net/network-message.js';
+import { parseJson } from '../http-outcomes.js';
 
 /**
  * Calls to a Mastodon instance's REST API over the injected fetch. Nothing is thrown for what the
