@@ -3,7 +3,8 @@
  *
  * 1. Latency: posts scheduled a few seconds ahead, published by the in-process worker `herald
  *    serve` runs; how long after `scheduledAt` each target is recorded published, as a ratio
- *    against publishing an already-due post (the work itself, measured in the same run).
+ *    against publishing an already-due post (the work itself, measured in the same run); and how
+ *    long after each post.published event was recorded a webhook receiver on 127.0.0.1 had it.
  * 2. Throughput (Postgres only, with DATABASE_URL): 1,000 due posts of 3 targets drained by
  *    `herald worker --once` processes, three at once against one alone.
  *
@@ -11,6 +12,8 @@
  *   DATABASE_URL=postgres://.../scratch npm run bench:publishing   # both (the database is emptied)
  */
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -26,6 +29,7 @@ import { newId } from '../src/domain/ids.js';
 import { createPost } from '../src/domain/posts/create-post.js';
 import { publishNextDuePost } from '../src/domain/publishing/engine.js';
 import { createUser } from '../src/domain/users.js';
+import { createWebhook } from '../src/domain/webhooks/endpoints.js';
 import { LocalDiskStorage } from '../src/storage/local-disk-storage.js';
 import { startPublishingRuntime } from '../src/worker/runtime.js';
 import { startWorker } from '../src/worker/worker.js';
@@ -49,9 +53,11 @@ async function sandboxUser(db: Kysely<Database>): Promise<{ userId: string; acco
 }
 
 async function latency(db: Kysely<Database>, dataDir: string): Promise<void> {
-  const env = readEnvironment({ HERALD_DATA_DIR: dataDir, HERALD_SECRET_KEY: randomBytes(32).toString('base64') });
+  const env = readEnvironment({ HERALD_DATA_DIR: dataDir, HERALD_SECRET_KEY: randomBytes(32).toString('base64'), HERALD_ALLOW_PRIVATE_NETWORK: 'true' });
   const runtime = await startPublishingRuntime(env, db, quiet, { supervise: true, storage: new LocalDiskStorage(join(dataDir, 'media')) });
   const { userId, accounts } = await sandboxUser(db);
+  const receiver = await startReceiver();
+  await createWebhook({ db, vault: runtime.vault, checkServiceUrl: (url) => runtime.checkServiceUrl(url) }, userId, { url: receiver.url, eventTypes: ['post.published'] }, new Date());
 
   // Baseline: the work of publishing one due post of three targets, with no waiting for a job.
   const baseline: number[] = [];
@@ -72,9 +78,10 @@ async function latency(db: Kysely<Database>, dataDir: string): Promise<void> {
   }
   for (const until = Date.now() + 60_000; Date.now() < until; ) {
     const left = await db.selectFrom('posts').select('id').where('id', 'in', ids).where('status', '<>', 'published').execute();
-    if (left.length === 0) break;
+    if (left.length === 0 && receiver.lags.length >= ids.length) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  await receiver.close();
   const rows = await db
     .selectFrom('post_targets as t')
     .innerJoin('posts as p', 'p.id', 't.post_id')
@@ -89,6 +96,26 @@ async function latency(db: Kysely<Database>, dataDir: string): Promise<void> {
   console.log(
     `in-process worker, ${rows.length} targets of ${LATENCY_POSTS} scheduled posts: published after scheduledAt by median ${percentile(lags, 50).toFixed(0)} ms, p95 ${percentile(lags, 95).toFixed(0)} ms, max ${Math.max(...lags).toFixed(0)} ms (${(percentile(lags, 50) / work).toFixed(1)}x the baseline; the worker polls its queue every 500 ms)`,
   );
+  const hooks = receiver.lags;
+  console.log(
+    `webhooks, ${hooks.length} post.published events: received after the outcome was recorded by median ${percentile(hooks, 50).toFixed(0)} ms, p95 ${percentile(hooks, 95).toFixed(0)} ms, max ${Math.max(...hooks).toFixed(0)} ms`,
+  );
+}
+
+/** A receiver on 127.0.0.1 that notes how long after each event's timestamp it arrived. */
+async function startReceiver(): Promise<{ url: string; lags: number[]; close(): Promise<void> }> {
+  const lags: number[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+    req.on('end', () => {
+      lags.push(Date.now() - Date.parse((JSON.parse(body) as { timestamp: string }).timestamp));
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/`, lags, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
 function drainWith(workers: number, env: Record<string, string>): Promise<number> {
