@@ -1692,6 +1692,25 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description A request with the same `Idempotency-Key` is still being processed; retry after `Retry-After` seconds. */
+        IdempotencyInProgress: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The `Idempotency-Key` was used in the last 24 hours for a different request to this operation; nothing was done. */
+        IdempotencyKeyReused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The body is invalid (`Invalid request`, with `details`), or the URL is not allowed. */
         InvalidWebhook: {
             headers: {
@@ -1756,6 +1775,12 @@ export interface components {
         Offset: number;
         /** @description The post's id, as returned by `createPost`. Anything else is a 404. */
         PostId: string;
+        /**
+         * @description A key of your choice (1 to 255 printable ASCII characters, e.g. a UUID) that makes this
+         *     request safe to retry: see **Idempotency** above.
+         * @example 5f0c7d2e-8a41-4b8e-9a7c-2f1d3e4b5a69
+         */
+        IdempotencyKey: string;
         /** @description The endpoint's id, as returned by `createWebhook`. Anything else is a 404. */
         WebhookId: string;
         /** @description The event's id (`evt_…`); the same on every attempt. Deduplicate by it. */
@@ -1771,6 +1796,8 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /** @description `true` when this answer is the stored answer to an earlier request with the same `Idempotency-Key`; absent otherwise. */
+        IdempotencyReplayed: "true";
         /** @description Seconds to wait before retrying. */
         RetryAfter: number;
         /** @description The authentication scheme to use, always `Bearer`. */
@@ -1822,7 +1849,14 @@ export interface operations {
     createPost: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of your choice (1 to 255 printable ASCII characters, e.g. a UUID) that makes this
+                 *     request safe to retry: see **Idempotency** above.
+                 * @example 5f0c7d2e-8a41-4b8e-9a7c-2f1d3e4b5a69
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1835,6 +1869,7 @@ export interface operations {
             /** @description The post was created. */
             201: {
                 headers: {
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1855,8 +1890,10 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["NotAccessible"];
+            409: components["responses"]["IdempotencyInProgress"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2012,7 +2049,14 @@ export interface operations {
     publishPost: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of your choice (1 to 255 printable ASCII characters, e.g. a UUID) that makes this
+                 *     request safe to retry: see **Idempotency** above.
+                 * @example 5f0c7d2e-8a41-4b8e-9a7c-2f1d3e4b5a69
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The post's id, as returned by `createPost`. Anything else is a 404. */
                 id: components["parameters"]["PostId"];
@@ -2024,6 +2068,7 @@ export interface operations {
             /** @description The post is publishing. */
             202: {
                 headers: {
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2041,6 +2086,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["PostNotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2051,7 +2098,14 @@ export interface operations {
                 /** @description Also retry targets whose outcome is `unknown` (a person has checked the platform). */
                 includeUnknown?: boolean;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of your choice (1 to 255 printable ASCII characters, e.g. a UUID) that makes this
+                 *     request safe to retry: see **Idempotency** above.
+                 * @example 5f0c7d2e-8a41-4b8e-9a7c-2f1d3e4b5a69
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The post's id, as returned by `createPost`. Anything else is a 404. */
                 id: components["parameters"]["PostId"];
@@ -2063,6 +2117,7 @@ export interface operations {
             /** @description The failed targets are publishing again. */
             202: {
                 headers: {
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2080,6 +2135,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["PostNotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2110,7 +2167,14 @@ export interface operations {
     connectAccount: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of your choice (1 to 255 printable ASCII characters, e.g. a UUID) that makes this
+                 *     request safe to retry: see **Idempotency** above.
+                 * @example 5f0c7d2e-8a41-4b8e-9a7c-2f1d3e4b5a69
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2123,6 +2187,7 @@ export interface operations {
             /** @description The account is connected. */
             201: {
                 headers: {
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2142,8 +2207,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["IdempotencyInProgress"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
             /** @description The platform could not be reached or answered with a server error; nothing was connected. Retry later. */
             502: {
@@ -2232,7 +2299,14 @@ export interface operations {
     uploadMedia: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of your choice (1 to 255 printable ASCII characters, e.g. a UUID) that makes this
+                 *     request safe to retry: see **Idempotency** above.
+                 * @example 5f0c7d2e-8a41-4b8e-9a7c-2f1d3e4b5a69
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2245,6 +2319,7 @@ export interface operations {
             /** @description The media was stored and probed. */
             201: {
                 headers: {
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2264,6 +2339,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["IdempotencyInProgress"];
             /** @description The file is larger than the server's upload limit; nothing was kept. */
             413: {
                 headers: {
@@ -2282,6 +2358,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2385,7 +2462,14 @@ export interface operations {
     createWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of your choice (1 to 255 printable ASCII characters, e.g. a UUID) that makes this
+                 *     request safe to retry: see **Idempotency** above.
+                 * @example 5f0c7d2e-8a41-4b8e-9a7c-2f1d3e4b5a69
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2398,6 +2482,7 @@ export interface operations {
             /** @description The endpoint is registered; `secret` is shown this once. */
             201: {
                 headers: {
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2406,8 +2491,10 @@ export interface operations {
             };
             400: components["responses"]["InvalidWebhook"];
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["IdempotencyInProgress"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2506,7 +2593,14 @@ export interface operations {
                 /** @description How long the old secret keeps signing, in seconds, 0 (at once) to 604800 (a week). */
                 overlapSeconds?: number;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of your choice (1 to 255 printable ASCII characters, e.g. a UUID) that makes this
+                 *     request safe to retry: see **Idempotency** above.
+                 * @example 5f0c7d2e-8a41-4b8e-9a7c-2f1d3e4b5a69
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The endpoint's id, as returned by `createWebhook`. Anything else is a 404. */
                 id: components["parameters"]["WebhookId"];
@@ -2518,6 +2612,7 @@ export interface operations {
             /** @description The endpoint with its new secret, shown this once. */
             200: {
                 headers: {
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2527,6 +2622,8 @@ export interface operations {
             400: components["responses"]["InvalidQuery"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["WebhookNotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2534,7 +2631,14 @@ export interface operations {
     testWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of your choice (1 to 255 printable ASCII characters, e.g. a UUID) that makes this
+                 *     request safe to retry: see **Idempotency** above.
+                 * @example 5f0c7d2e-8a41-4b8e-9a7c-2f1d3e4b5a69
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The endpoint's id, as returned by `createWebhook`. Anything else is a 404. */
                 id: components["parameters"]["WebhookId"];
@@ -2546,6 +2650,7 @@ export interface operations {
             /** @description The ping is on its way. */
             202: {
                 headers: {
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2554,6 +2659,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["WebhookNotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

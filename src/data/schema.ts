@@ -200,6 +200,18 @@ export interface WebhookAttemptsTable {
   next_attempt_at: Date | null;
 }
 
+export interface IdempotencyKeysTable {
+  user_id: string;
+  operation_id: string;
+  key: string;
+  fingerprint: string;
+  state: 'in_progress' | 'done';
+  status_code: number | null;
+  body: string | null;
+  locked_until: Date;
+  expires_at: Date;
+}
+
 export interface Database {
   users: UsersTable;
   organizations: OrganizationsTable;
@@ -216,4 +228,5 @@ export interface Database {
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  idempotency_keys: IdempotencyKeysTable;
 }

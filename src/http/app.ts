@@ -5,6 +5,7 @@ import { loadSpecification, REFERENCE_HTML_PATH } from '../contract/specificatio
 import type { OperationContext } from '../operations-kit/context.js';
 import { createSecurityHandlers } from './bearer-auth.js';
 import { answerFrameworkError, installErrorHandlers } from './error-handler.js';
+import { installIdempotency } from './idempotency.js';
 import { acceptJsonBodiesOnly } from './json-body.js';
 import { adjustGlueRoutes } from './route-options.js';
 import { createServiceHandlers } from './service-handlers.js';
@@ -31,6 +32,7 @@ export async function buildApp({ context, logger = false, referenceHtmlPath = RE
   await app.register(multipart);
   installErrorHandlers(app);
   adjustGlueRoutes(app);
+  installIdempotency(app, context);
   const specification = await loadSpecification();
   await app.register(openapiGlue, {
     // A copy, so what glue does to the document it wires from never shows in the one that is served.

@@ -29,6 +29,7 @@ interface ErrorBody {
 interface Answer {
   status: number;
   body: ErrorBody;
+  retryAfterSeconds?: number;
 }
 
 /**
@@ -55,7 +56,7 @@ function answerFor(err: FastifyError, req: FastifyRequest): Answer {
     const body: ErrorBody = cause.details ? { error: cause.message, details: cause.details } : { error: cause.message };
     return { status: STATUS_OF[cause.kind], body };
   }
-  if (cause instanceof HttpError) return { status: cause.status, body: { error: cause.message } };
+  if (cause instanceof HttpError) return { status: cause.status, body: { error: cause.message }, retryAfterSeconds: cause.retryAfterSeconds };
   if (isDatabaseUnavailable(cause)) return { status: 503, body: { error: 'Database not available' } };
   switch (err.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
@@ -99,9 +100,10 @@ export function answerFrameworkError(err: FastifyError, _req: FastifyRequest, re
   void send(reply, answer);
 }
 
-function send(reply: FastifyReply, { status, body }: Answer): FastifyReply {
+function send(reply: FastifyReply, { status, body, retryAfterSeconds }: Answer): FastifyReply {
   if (status === 401) reply.header('WWW-Authenticate', 'Bearer');
-  if (status === 503) reply.header('Retry-After', String(RETRY_AFTER_SECONDS));
+  if (retryAfterSeconds !== undefined) reply.header('Retry-After', String(retryAfterSeconds));
+  else if (status === 503) reply.header('Retry-After', String(RETRY_AFTER_SECONDS));
   return reply.code(status).type('application/json; charset=utf-8').send(body);
 }
 

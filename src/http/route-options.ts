@@ -18,7 +18,9 @@ type Hooks = RouteOptions['onRequest'];
  *   skip validation of bodies of another type, or of no body at all;
  * - a multipart body is read and checked by its operation while it streams, so it has no schema here;
  * - glue runs security as a preHandler, after validation; moving it to onRequest means a caller
- *   without a valid key learns nothing about the schema (401 before 400).
+ *   without a valid key learns nothing about the schema (401 before 400);
+ * - header parameters are named in lower case, as Node hands headers over: with a validator
+ *   compiler of its own, Fastify leaves the spec's `Idempotency-Key` as it is, and it would never match.
  */
 export function adjustGlueRoutes(app: FastifyInstance): void {
   app.addHook('onRoute', (route: RouteOptions) => {
@@ -30,6 +32,11 @@ export function adjustGlueRoutes(app: FastifyInstance): void {
       else delete route.schema.body;
       route.config = { ...route.config, acceptedContentTypes: types };
       route.preValidation = [requireContentType(types), ...asList(route.preValidation)] as RouteOptions['preValidation'];
+    }
+    const headers = route.schema?.headers as { properties?: Record<string, unknown>; required?: string[] } | undefined;
+    if (headers?.properties) {
+      headers.properties = Object.fromEntries(Object.entries(headers.properties).map(([name, schema]) => [name.toLowerCase(), schema]));
+      if (headers.required) headers.required = headers.required.map((name) => name.toLowerCase());
     }
     if (route.preHandler) {
       route.onRequest = [...asList(route.onRequest), ...asList(route.preHandler)] as Hooks;

@@ -25,6 +25,10 @@ export interface PublishJob {
 
 export const WEBHOOK_QUEUE = 'herald-webhook';
 
+/** Housekeeping on a schedule: expired idempotency keys go. */
+export const MAINTENANCE_QUEUE = 'herald-maintenance';
+const MAINTENANCE_CRON = '*/15 * * * *';
+
 export interface DeliveryJob {
   deliveryId: string;
 }
@@ -32,14 +36,16 @@ export interface DeliveryJob {
 /** pg-boss (10.x, the last major for Node 20) on Herald's own connection, so that PGlite's single connection is shared. */
 export class PgBossQueue implements PublicationQueue {
   readonly boss: PgBoss;
+  private readonly supervises: boolean;
 
   constructor(db: Kysely<Database>, options: { supervise: boolean }) {
+    this.supervises = options.supervise;
     this.boss = new PgBoss({
       db: executorFor(db),
       schema: 'pgboss',
       supervise: options.supervise,
-      // Herald sends no cron jobs; the schedule poller would only cost queries.
-      schedule: false,
+      // Only processes that run workers keep the maintenance schedule; an API-only one never polls it.
+      schedule: options.supervise,
       migrate: true,
     });
   }
@@ -47,9 +53,11 @@ export class PgBossQueue implements PublicationQueue {
   /** Installs or upgrades pg-boss's schema and the publish queue; safe from several processes at once. */
   async start(): Promise<void> {
     await this.boss.start();
-    for (const name of [PUBLISH_QUEUE, WEBHOOK_QUEUE]) {
+    for (const name of [PUBLISH_QUEUE, WEBHOOK_QUEUE, MAINTENANCE_QUEUE]) {
       if ((await this.boss.getQueue(name)) === null) await this.boss.createQueue(name);
     }
+    // One schedule per queue name, whatever the number of processes that set it.
+    if (this.supervises) await this.boss.schedule(MAINTENANCE_QUEUE, MAINTENANCE_CRON);
   }
 
   async stop(): Promise<void> {

@@ -1,13 +1,16 @@
 import { join } from 'node:path';
 import closeWithGrace from 'close-with-grace';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import type { Environment } from '../config/environment.js';
 import { LOG_REDACTION } from '../config/log-redaction.js';
 import { pendingMigrations } from '../data/migrate.js';
 import { openDatabase } from '../data/open-database.js';
 import { LocalDiskStorage } from '../storage/local-disk-storage.js';
-import { startPublishingRuntime } from './runtime.js';
+import { startPublishingRuntime, type PublishingRuntime } from './runtime.js';
 import { drain, drainDeliveries, startWorker } from './worker.js';
+
+/** How long a stopping worker may take to finish the posts in hand before the process exits anyway. */
+const STOP_GRACE_MS = 30_000;
 
 /**
  * A worker process: with `once`, drains what is due and exits (printing one JSON line, like every
@@ -15,36 +18,60 @@ import { drain, drainDeliveries, startWorker } from './worker.js';
  */
 export async function runWorkerProcess(env: Environment, options: { once: boolean; concurrency: number }): Promise<void> {
   const log = pino({ level: env.logLevel, redact: LOG_REDACTION }, pino.destination(2));
+  if (options.once) {
+    await drainOnce(env, log, options.concurrency);
+    return;
+  }
+  const running = startRunning(env, log, options.concurrency);
+  // Signals are held from the first moment: one that comes while the worker starts stops it cleanly once started.
+  closeWithGrace({ delay: STOP_GRACE_MS }, async ({ signal, err }) => {
+    if (err) log.error({ errorName: err.name }, 'stopping after an unexpected error');
+    else log.info({ signal }, 'stopping');
+    const stop = await running.catch(() => undefined);
+    await stop?.();
+  });
+  await running;
+  log.info({ concurrency: options.concurrency }, 'worker started');
+}
+
+/** Starts the worker; resolves with the function that stops it and closes the database. */
+async function startRunning(env: Environment, log: Logger, concurrency: number): Promise<() => Promise<void>> {
+  const { handle, runtime } = await openRuntime(env, log, true);
+  try {
+    const worker = await startWorker(runtime.deps, runtime.queue, concurrency);
+    return async () => {
+      await worker.stop();
+      await runtime.stop();
+      await handle.close();
+    };
+  } catch (err) {
+    await runtime.stop().catch(() => {});
+    await handle.close().catch(() => {});
+    throw err;
+  }
+}
+
+async function drainOnce(env: Environment, log: Logger, concurrency: number): Promise<void> {
+  const { handle, runtime } = await openRuntime(env, log, false);
+  try {
+    const posts = await drain(runtime.deps, concurrency);
+    const deliveries = await drainDeliveries(runtime.deps, concurrency);
+    process.stdout.write(`${JSON.stringify({ posts, deliveries })}\n`);
+  } finally {
+    await runtime.stop();
+    await handle.close();
+  }
+}
+
+async function openRuntime(env: Environment, log: Logger, supervise: boolean) {
   const handle = await openDatabase(env, { onBackgroundError: (err) => log.warn({ errorName: err.name }, 'database connection lost; will reconnect') });
   try {
     const pending = await pendingMigrations(handle.db);
     if (pending.length > 0) throw new Error(`The database has ${pending.length} pending migration(s); run "herald db migrate" first`);
-    const runtime = await startPublishingRuntime(env, handle.db, log, {
-      supervise: !options.once,
-      storage: new LocalDiskStorage(join(env.dataDir, 'media')),
-    });
-    if (options.once) {
-      try {
-        const posts = await drain(runtime.deps, options.concurrency);
-        const deliveries = await drainDeliveries(runtime.deps, options.concurrency);
-        process.stdout.write(`${JSON.stringify({ posts, deliveries })}\n`);
-      } finally {
-        await runtime.stop();
-      }
-      return;
-    }
-    const worker = await startWorker(runtime.deps, runtime.queue, options.concurrency);
-    log.info({ concurrency: options.concurrency }, 'worker started');
-    await new Promise<void>((resolve) => {
-      closeWithGrace({ delay: 30_000 }, async ({ signal, err }) => {
-        if (err) log.error({ errorName: err.name }, 'stopping after an unexpected error');
-        else log.info({ signal }, 'stopping');
-        await worker.stop();
-        await runtime.stop();
-        resolve();
-      });
-    });
-  } finally {
-    await handle.close();
+    const runtime: PublishingRuntime = await startPublishingRuntime(env, handle.db, log, { supervise, storage: new LocalDiskStorage(join(env.dataDir, 'media')) });
+    return { handle, runtime };
+  } catch (err) {
+    await handle.close().catch(() => {});
+    throw err;
   }
 }

@@ -1,10 +1,11 @@
 import { errorName } from '../domain/errors.js';
+import { purgeExpiredIdempotencyKeys } from '../domain/idempotency.js';
 import { publishNextDuePost, publishPostIfDue, type PublishingDeps } from '../domain/publishing/engine.js';
 import { deliverIfDue, deliverNextDue, type DeliveryDeps } from '../domain/webhooks/delivery.js';
 import { selectNextDueWait } from '../data/queries/publishing.js';
 import { selectNextDeliveryLeaseEnd } from '../data/queries/webhooks.js';
 import type PgBoss from 'pg-boss';
-import { PUBLISH_QUEUE, WEBHOOK_QUEUE, type DeliveryJob, type PgBossQueue, type PublishJob } from '../queue/publication-queue.js';
+import { MAINTENANCE_QUEUE, PUBLISH_QUEUE, WEBHOOK_QUEUE, type DeliveryJob, type PgBossQueue, type PublishJob } from '../queue/publication-queue.js';
 
 /** How often a running worker also looks for due work by itself, beside its jobs (a safety net, never the only way). */
 const SWEEP_INTERVAL_MS = 30_000;
@@ -28,9 +29,14 @@ export async function startWorker(deps: PublishingDeps, queue: PgBossQueue, conc
   const deliver = async (jobs: PgBoss.Job<DeliveryJob>[]): Promise<void> => {
     await Promise.all(jobs.map((job) => deliverIfDue(deps, job.data.deliveryId)));
   };
+  const maintain = async (): Promise<void> => {
+    const purged = await purgeExpiredIdempotencyKeys(deps.db, deps.now());
+    deps.log.info({ purged }, 'expired idempotency keys purged');
+  };
   const workIds = [
     await queue.boss.work(PUBLISH_QUEUE, { batchSize: concurrency, pollingIntervalSeconds: 0.5 }, publish),
     await queue.boss.work(WEBHOOK_QUEUE, { batchSize: concurrency, pollingIntervalSeconds: 0.5 }, deliver),
+    await queue.boss.work(MAINTENANCE_QUEUE, { pollingIntervalSeconds: 30 }, maintain),
   ];
   let sweeping: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {

@@ -72,8 +72,9 @@ export function expectMatchesSpec(res: ObservedResponse): void {
     responsePointer = response.$ref;
     response = resolve(response.$ref) as ResponseObject;
   }
-  for (const header of Object.keys(response?.headers ?? {})) {
-    expect(res.headers[header.toLowerCase()], `${where}: documented header ${header} missing`).toBeDefined();
+  for (const [header, value] of Object.entries(response?.headers ?? {})) {
+    const declared = ((value as { $ref?: string }).$ref === undefined ? value : resolve((value as { $ref: string }).$ref)) as { required?: boolean };
+    if (declared.required === true) expect(res.headers[header.toLowerCase()], `${where}: required header ${header} missing`).toBeDefined();
   }
   const type = String(res.headers['content-type']).split(';')[0]?.trim() ?? '';
   expect(Object.keys(response?.content ?? {}), `${where}: content type ${type} not documented`).toContain(type);

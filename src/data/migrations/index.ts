@@ -3,6 +3,7 @@ import * as initial from './2026-11-22T0001-initial.js';
 import * as mediaStorage from './2026-11-22T0002-media-storage.js';
 import * as publishing from './2026-11-23T0003-publishing.js';
 import * as webhooks from './2026-11-24T0004-webhooks.js';
+import * as idempotencyKeys from './2026-11-24T0005-idempotency-keys.js';
 
 /** Every migration by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-22T0002-media-storage': mediaStorage,
   '2026-11-23T0003-publishing': publishing,
   '2026-11-24T0004-webhooks': webhooks,
+  '2026-11-24T0005-idempotency-keys': idempotencyKeys,
 };

@@ -1,0 +1,83 @@
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, type IdempotencyScope } from '../domain/idempotency.js';
+import type { OperationContext } from '../operations-kit/context.js';
+import { callerOf } from '../operations-kit/caller.js';
+import { HttpError } from './http-error.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The Idempotency-Key this request holds, to complete or release when it is answered. */
+    idempotency?: IdempotencyScope;
+  }
+}
+
+const HEADER = 'idempotency-key';
+const KEY_REUSED = 'Idempotency-Key reused with a different request: use a new key for a new request';
+const IN_PROGRESS = 'A request with this Idempotency-Key is still in progress';
+
+type Hook = NonNullable<RouteOptions['preHandler']>;
+const asList = (hooks: RouteOptions['preHandler'] | RouteOptions['onSend']) => (hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]);
+
+/**
+ * Gives every operation whose spec takes an `Idempotency-Key` header its replay semantics: the key
+ * is claimed after authentication and validation (a refused request never holds a key), the
+ * answer is kept when it is sent, and a 5xx frees the key so that a retry does the work.
+ */
+export function installIdempotency(app: FastifyInstance, context: OperationContext): void {
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const headers = (route.schema?.headers as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
+    if (!Object.keys(headers).some((name) => name.toLowerCase() === HEADER)) return;
+    const operationId = (route.schema as { operationId?: string }).operationId ?? route.url;
+    route.preHandler = [...asList(route.preHandler), claimKey(context, operationId)] as Hook;
+    route.onSend = [...asList(route.onSend), keepAnswer(context)] as RouteOptions['onSend'];
+  });
+}
+
+function claimKey(context: OperationContext, operationId: string) {
+  return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const key = req.headers[HEADER];
+    if (typeof key !== 'string') return;
+    const scope = { userId: callerOf(req).userId, operationId, key };
+    const claim = await claimIdempotencyKey(context.db(), scope, fingerprint(req), context.now());
+    switch (claim.kind) {
+      case 'claimed':
+        req.idempotency = scope;
+        return;
+      case 'replay':
+        await reply.code(claim.statusCode).header('idempotency-replayed', 'true').type('application/json; charset=utf-8').send(claim.body);
+        return;
+      case 'in_progress':
+        throw new HttpError(409, IN_PROGRESS, claim.retryAfterSeconds);
+      case 'mismatch':
+        throw new HttpError(422, KEY_REUSED);
+    }
+  };
+}
+
+function keepAnswer(context: OperationContext) {
+  return async (req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
+    const scope = req.idempotency;
+    if (scope === undefined) return payload;
+    req.idempotency = undefined;
+    if (reply.statusCode >= 500 || typeof payload !== 'string') await releaseIdempotencyKey(context.db(), scope);
+    else await completeIdempotencyKey(context.db(), scope, reply.statusCode, payload);
+    return payload;
+  };
+}
+
+/**
+ * What makes two requests the same: the path, the query, and the JSON body as parsed (key order
+ * and spacing do not count); a streamed upload is known here only by its size.
+ */
+function fingerprint(req: FastifyRequest): string {
+  const body = req.body === undefined ? { size: req.headers['content-length'] ?? null } : req.body;
+  return createHash('sha256').update(JSON.stringify({ path: req.url.split('?')[0], query: req.query, body: canonical(body) })).digest('base64url');
+}
+
+/** The value with object keys sorted, so equal JSON values serialise alike. */
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical((value as Record<string, unknown>)[k])]));
+}
