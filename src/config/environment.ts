@@ -26,6 +26,15 @@ export interface Environment {
     backoffBaseMs: number;
     liveSpacingMs: number;
   };
+  rateLimits: {
+    perKeyPerMinute: number;
+    writesPerKeyPerMinute: number;
+    perAddressPerMinute: number;
+  };
+  /** Where every process counts requests against the rate limits; unset: each process in memory. */
+  redisUrl: string | undefined;
+  /** Fastify's trustProxy: false, true, or a comma-separated list of proxy addresses or CIDR ranges. */
+  trustProxy: boolean | string;
   webhooks: {
     /** How long a webhook endpoint has to answer one request. */
     timeoutMs: number;
@@ -54,6 +63,13 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
       backoffBaseMs: positiveInteger('HERALD_RETRY_BASE_MS', env.HERALD_RETRY_BASE_MS, 30_000),
       liveSpacingMs: nonNegativeInteger('HERALD_LIVE_SPACING_MS', env.HERALD_LIVE_SPACING_MS, 1000),
     },
+    rateLimits: {
+      perKeyPerMinute: positiveInteger('HERALD_RATE_LIMIT_PER_MINUTE', env.HERALD_RATE_LIMIT_PER_MINUTE, 600),
+      writesPerKeyPerMinute: positiveInteger('HERALD_RATE_LIMIT_WRITES_PER_MINUTE', env.HERALD_RATE_LIMIT_WRITES_PER_MINUTE, 120),
+      perAddressPerMinute: positiveInteger('HERALD_RATE_LIMIT_ANONYMOUS_PER_MINUTE', env.HERALD_RATE_LIMIT_ANONYMOUS_PER_MINUTE, 60),
+    },
+    redisUrl: nonEmpty(env.REDIS_URL),
+    trustProxy: trustProxy(env.HERALD_TRUST_PROXY),
     webhooks: {
       timeoutMs: positiveInteger('HERALD_WEBHOOK_TIMEOUT_MS', env.HERALD_WEBHOOK_TIMEOUT_MS, 10_000),
       retryBaseMs: positiveInteger('HERALD_WEBHOOK_RETRY_BASE_MS', env.HERALD_WEBHOOK_RETRY_BASE_MS, 10_000),
@@ -81,6 +97,12 @@ function positiveInteger(name: string, value: string | undefined, fallback: numb
 
 function nonNegativeInteger(name: string, value: string | undefined, fallback: number): number {
   return value === '0' ? 0 : positiveInteger(name, value, fallback);
+}
+
+function trustProxy(value: string | undefined): boolean | string {
+  const v = nonEmpty(value)?.trim();
+  if (v === undefined || v.toLowerCase() === 'false') return false;
+  return v.toLowerCase() === 'true' ? true : v;
 }
 
 function flag(name: string, value: string | undefined): boolean {

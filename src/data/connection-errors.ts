@@ -9,6 +9,7 @@ const UNAVAILABLE_CODES = new Set([
   '57P01', // admin_shutdown
   '57P02', // crash_shutdown
   '57P03', // cannot_connect_now
+  '57014', // query_canceled: the statement timeout, a server too slow to count as available
   '08000',
   '08001',
   '08003',
@@ -21,6 +22,7 @@ const UNAVAILABLE_MESSAGES = [
   'timeout exceeded when trying to connect',
   'Connection terminated',
   'Client has encountered a connection error',
+  'Query read timeout',
 ];
 
 export function isDatabaseUnavailable(err: unknown): boolean {

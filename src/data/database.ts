@@ -12,9 +12,23 @@ export interface DatabaseHandle {
 
 /** How long a request waits for a Postgres connection before the database counts as unavailable. */
 const CONNECT_TIMEOUT_MS = 3000;
+/** The longest one statement may run on the server; no statement of Herald's comes near it. */
+const STATEMENT_TIMEOUT_MS = 30_000;
+/** The client's own bound, for a server that stops answering without closing the connection. */
+const QUERY_TIMEOUT_MS = STATEMENT_TIMEOUT_MS + 5000;
+/** A transaction left open (its process stalled) gives its locks back after this. */
+const IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
 
 export function openPostgres(connectionString: string, onConnectionError: (err: Error) => void = () => {}): DatabaseHandle {
-  const pool = new pg.Pool({ connectionString, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, max: 10 });
+  const pool = new pg.Pool({
+    connectionString,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    statement_timeout: STATEMENT_TIMEOUT_MS,
+    query_timeout: QUERY_TIMEOUT_MS,
+    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    keepAlive: true,
+    max: 10,
+  });
   // A client losing its server must not crash the process; the next query reconnects. The pool only
   // listens while a client is idle, and a dead client can be checked out before its error arrives.
   pool.on('error', onConnectionError);

@@ -27,3 +27,4 @@ export type WebhookList = Schemas['WebhookList'];
 export type WebhookDelivery = Schemas['WebhookDelivery'];
 export type WebhookDeliveryList = Schemas['WebhookDeliveryList'];
 export type PingEvent = Schemas['PingEvent'];
+export type Readiness = Schemas['Readiness'];

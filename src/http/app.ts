@@ -6,6 +6,7 @@ import type { OperationContext } from '../operations-kit/context.js';
 import { createSecurityHandlers } from './bearer-auth.js';
 import { answerFrameworkError, installErrorHandlers } from './error-handler.js';
 import { installIdempotency } from './idempotency.js';
+import { DEFAULT_RATE_LIMITS, installRateLimits, routeLimitsFromSpec, type RateLimitOptions, type UnroutedLimit } from './rate-limits.js';
 import { acceptJsonBodiesOnly } from './json-body.js';
 import { adjustGlueRoutes } from './route-options.js';
 import { createServiceHandlers } from './service-handlers.js';
@@ -16,24 +17,38 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
   /** The built API reference page served at /docs. */
   referenceHtmlPath?: string;
+  /** Requests allowed per minute, and where they are counted. */
+  rateLimits?: RateLimitOptions;
+  /** Fastify's trustProxy: which proxies' X-Forwarded-For to believe for the client's address. */
+  trustProxy?: FastifyServerOptions['trustProxy'];
 }
 
 /** The HTTP API: every route comes from the spec's operationIds, validated by its schemas. */
-export async function buildApp({ context, logger = false, referenceHtmlPath = REFERENCE_HTML_PATH }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({
+  context,
+  logger = false,
+  referenceHtmlPath = REFERENCE_HTML_PATH,
+  rateLimits = { limits: DEFAULT_RATE_LIMITS },
+  trustProxy = false,
+}: AppOptions): Promise<FastifyInstance> {
+  const limiting: { unrouted?: UnroutedLimit } = {};
   const app = Fastify({
     logger,
     // Long path ids must still reach the operation (and be answered "Post not found"), not the router's 404.
     routerOptions: { maxParamLength: 65_536 },
-    frameworkErrors: answerFrameworkError,
+    // Requests refused before routing still count against their address, once the limits exist.
+    frameworkErrors: (err, req, reply) => void answerFrameworkError(err, req, reply, limiting.unrouted),
+    trustProxy,
   });
   app.setValidatorCompiler(createValidatorCompiler());
   acceptJsonBodiesOnly(app);
   // Streaming only: the upload operation reads its parts itself, so nothing is buffered whole.
   await app.register(multipart);
   installErrorHandlers(app);
-  adjustGlueRoutes(app);
-  installIdempotency(app, context);
   const specification = await loadSpecification();
+  adjustGlueRoutes(app);
+  limiting.unrouted = await installRateLimits(app, rateLimits, routeLimitsFromSpec(specification.document));
+  installIdempotency(app, context);
   await app.register(openapiGlue, {
     // A copy, so what glue does to the document it wires from never shows in the one that is served.
     specification: structuredClone(specification.document),

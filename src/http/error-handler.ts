@@ -3,6 +3,7 @@ import { isDatabaseUnavailable } from '../data/connection-errors.js';
 import type { ErrorDetail } from '../domain/api-types.js';
 import { DomainError, INVALID_REQUEST, type DomainErrorKind } from '../domain/errors.js';
 import { HttpError } from './http-error.js';
+import { RATE_LIMIT_EXCEEDED, type UnroutedLimit } from './rate-limits.js';
 import { acceptedContentTypes, unsupportedContentType } from './route-options.js';
 import { toErrorDetails } from './validation-details.js';
 
@@ -95,9 +96,15 @@ function partOf(req: FastifyRequest, context: FastifyError['validationContext'])
  * percent-encoding is not valid UTF-8 cannot name any resource, so it is answered like one that is
  * not there, in the interface's error shape rather than Fastify's.
  */
-export function answerFrameworkError(err: FastifyError, _req: FastifyRequest, reply: FastifyReply): void {
-  const answer: Answer = err.code === 'FST_ERR_BAD_URL' ? { status: 404, body: { error: 'Not found' } } : { status: 500, body: { error: 'Internal server error' } };
-  void send(reply, answer);
+export async function answerFrameworkError(err: FastifyError, req: FastifyRequest, reply: FastifyReply, limit: UnroutedLimit | undefined): Promise<void> {
+  const waitSeconds = await limit?.(req, reply);
+  const answer: Answer =
+    waitSeconds !== undefined
+      ? { status: 429, body: { error: RATE_LIMIT_EXCEEDED }, retryAfterSeconds: waitSeconds }
+      : err.code === 'FST_ERR_BAD_URL'
+        ? { status: 404, body: { error: 'Not found' } }
+        : { status: 500, body: { error: 'Internal server error' } };
+  send(reply, answer);
 }
 
 function send(reply: FastifyReply, { status, body, retryAfterSeconds }: Answer): FastifyReply {

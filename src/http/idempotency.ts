@@ -1,9 +1,17 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, type IdempotencyScope } from '../domain/idempotency.js';
+import { errorName } from '../domain/errors.js';
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  IDEMPOTENCY_LOCK_MS,
+  releaseIdempotencyKey,
+  type IdempotencyScope,
+} from '../domain/idempotency.js';
 import type { OperationContext } from '../operations-kit/context.js';
 import { callerOf } from '../operations-kit/caller.js';
 import { HttpError } from './http-error.js';
+import { asList } from './route-options.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -17,7 +25,6 @@ const KEY_REUSED = 'Idempotency-Key reused with a different request: use a new k
 const IN_PROGRESS = 'A request with this Idempotency-Key is still in progress';
 
 type Hook = NonNullable<RouteOptions['preHandler']>;
-const asList = (hooks: RouteOptions['preHandler'] | RouteOptions['onSend']) => (hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]);
 
 /**
  * Gives every operation whose spec takes an `Idempotency-Key` header its replay semantics: the key
@@ -60,10 +67,38 @@ function keepAnswer(context: OperationContext) {
     const scope = req.idempotency;
     if (scope === undefined) return payload;
     req.idempotency = undefined;
-    if (reply.statusCode >= 500 || typeof payload !== 'string') await releaseIdempotencyKey(context.db(), scope);
-    else await completeIdempotencyKey(context.db(), scope, reply.statusCode, payload);
+    const keep =
+      reply.statusCode >= 500 || typeof payload !== 'string'
+        ? () => releaseIdempotencyKey(context.db(), scope)
+        : () => completeIdempotencyKey(context.db(), scope, reply.statusCode, payload);
+    try {
+      await keep();
+    } catch (err) {
+      // The work is done and answered; the database went away just after. Until the answer is kept,
+      // the key stays locked (a retry gets 409), so keep trying within the lock rather than let a
+      // retry take the key over and do the work again.
+      req.log.warn({ errorName: errorName(err) }, 'could not keep the Idempotency-Key answer; retrying in the background');
+      void keepLater(keep, req);
+    }
     return payload;
   };
+}
+
+/** How often, and until when, a kept answer that could not be written is tried again. */
+const KEEP_RETRY_MS = 1000;
+const KEEP_RETRY_FOR_MS = IDEMPOTENCY_LOCK_MS - 10_000;
+
+async function keepLater(keep: () => Promise<void>, req: FastifyRequest): Promise<void> {
+  for (const until = Date.now() + KEEP_RETRY_FOR_MS; Date.now() < until; ) {
+    await new Promise((resolve) => setTimeout(resolve, KEEP_RETRY_MS).unref());
+    try {
+      await keep();
+      return;
+    } catch {
+      // Still unavailable; the loop is bounded by the key's lock.
+    }
+  }
+  req.log.error('gave up keeping an Idempotency-Key answer: a retry after its lock may repeat the work');
 }
 
 /**

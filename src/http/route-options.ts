@@ -65,6 +65,7 @@ export function acceptedContentTypes(req: FastifyRequest): string[] | undefined 
   return req.routeOptions.config.acceptedContentTypes;
 }
 
-function asList<T>(hooks: T | T[] | undefined): T[] {
+/** A route's hook option as a list, to add hooks to it. */
+export function asList<T>(hooks: T | T[] | undefined): T[] {
   return hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks];
 }

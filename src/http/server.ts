@@ -43,7 +43,12 @@ export async function startServer(env: Environment, hooks: ServerHooks = {}): Pr
     probe: new FfprobeMediaProbe(),
     maxUploadBytes: env.maxUploadBytes,
   });
-  const app = await buildApp({ context: state, logger: { level: env.logLevel, redact: LOG_REDACTION } });
+  const app = await buildApp({
+    context: state,
+    logger: { level: env.logLevel, redact: LOG_REDACTION },
+    rateLimits: { limits: env.rateLimits, redisUrl: env.redisUrl },
+    trustProxy: env.trustProxy,
+  });
   await app.listen({ host: env.host, port: env.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : env.port;

@@ -7,9 +7,11 @@ import { deletePostHandler } from '../operations/deletePost.js';
 import { deleteWebhookHandler } from '../operations/deleteWebhook.js';
 import { disconnectAccountHandler } from '../operations/disconnectAccount.js';
 import { getApiReferenceHandler } from '../operations/getApiReference.js';
+import { getLivenessHandler } from '../operations/getLiveness.js';
 import { getOpenApiJsonHandler } from '../operations/getOpenApiJson.js';
 import { getOpenApiYamlHandler } from '../operations/getOpenApiYaml.js';
 import { getPostHandler } from '../operations/getPost.js';
+import { getReadinessHandler } from '../operations/getReadiness.js';
 import { getWebhookHandler } from '../operations/getWebhook.js';
 import { listAccountsHandler } from '../operations/listAccounts.js';
 import { listMediaHandler } from '../operations/listMedia.js';
@@ -56,5 +58,7 @@ export function createServiceHandlers(ctx: OperationContext, reference: Referenc
     getOpenApiJson: getOpenApiJsonHandler(reference),
     getOpenApiYaml: getOpenApiYamlHandler(reference),
     getApiReference: getApiReferenceHandler(reference),
+    getLiveness: getLivenessHandler(),
+    getReadiness: getReadinessHandler(ctx),
   };
 }

@@ -26,6 +26,10 @@ export class ServiceState implements OperationContext {
     return this.#db;
   }
 
+  openDatabase(): Kysely<Database> | undefined {
+    return this.#db;
+  }
+
   publishing(): PublishingParts {
     if (this.#publishing === undefined) throw new HttpError(503, NOT_READY);
     return this.#publishing;

@@ -11,6 +11,8 @@ import type { MediaStorage } from '../storage/media-storage.js';
 export interface OperationContext {
   /** The database; throws (503 Auth not initialized) until the service has one. */
   db(): Kysely<Database>;
+  /** The database, or undefined while the service is still opening it (what readiness reports). */
+  openDatabase(): Kysely<Database> | undefined;
   now(): Date;
   readonly media: MediaSettings;
   /** The publishing road's parts; throws (503 Auth not initialized) until the service has them. */

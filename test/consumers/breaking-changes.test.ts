@@ -116,7 +116,7 @@ describe('the breaking-change check', () => {
     changed.components.schemas.Post!.required?.push('title');
     changed.paths['/api/v1/posts']!.get!.parameters?.push({ name: 'since', in: 'query', required: false, schema: { type: 'string' } });
     const list = changed.paths['/api/v1/posts']!.get!;
-    (list.responses as Record<string, unknown>)['429'] = { $ref: '#/components/responses/InternalError' };
+    (list.responses as Record<string, unknown>)['409'] = { $ref: '#/components/responses/InternalError' };
     changed.paths['/api/v1/posts/{id}/duplicate'] = { post: { ...structuredClone(changed.paths['/api/v1/posts/{id}/publish']!.post!), operationId: 'duplicatePost' } };
     changed.components.schemas.PostCreateInput!.properties.caption!.maxLength = 200_000;
 

@@ -148,6 +148,8 @@ describe('the running service honours its contract', { timeout: 120_000 }, () =>
     // 200 once `npm run docs` has built the page, 404 before: both are in the spec.
     expect([200, 404]).toContain((await fetchChecked(baseUrl, 'GET', '/docs')).status);
     expect((await fetchChecked(baseUrl, 'GET', '/api/v1/nothing-here')).status).toBe(404);
+    expect((await fetchChecked(baseUrl, 'GET', '/health/live')).body).toEqual({ status: 'ok' });
+    expect((await fetchChecked(baseUrl, 'GET', '/health/ready')).body).toEqual({ ready: true, database: 'up', migrations: 'applied' });
 
     const spec = parse(readFileSync(SPEC_PATH, 'utf8')) as { paths: Record<string, Record<string, { operationId: string }>> };
     const all = Object.values(spec.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { openEmbedded } from '../../src/data/database.js';
+import { buildApp } from '../../src/http/app.js';
+import { ServiceState } from '../../src/http/service-state.js';
+import { injectChecked, useTestApi } from '../support/api.js';
+
+const api = useTestApi();
+
+describe('health checks', () => {
+  it('live and ready on a migrated database, without a key', async () => {
+    const live = await api.request({ method: 'GET', url: '/health/live' });
+    expect([live.status, live.body]).toEqual([200, { status: 'ok' }]);
+    const ready = await api.request({ method: 'GET', url: '/health/ready' });
+    expect([ready.status, ready.body]).toEqual([200, { ready: true, database: 'up', migrations: 'applied' }]);
+  });
+
+  it('not ready (503, Retry-After) while the service has no database yet, yet live', async () => {
+    const app = await buildApp({ context: new ServiceState(api.media) });
+    try {
+      const ready = await injectChecked(app, { method: 'GET', url: '/health/ready' });
+      expect(ready.status).toBe(503);
+      expect(ready.body).toEqual({ error: 'Not ready: the database is not open yet', ready: false, database: 'down', migrations: 'unknown' });
+      expect(Number(ready.headers['retry-after'])).toBeGreaterThan(0);
+      expect((await injectChecked(app, { method: 'GET', url: '/health/live' })).status).toBe(200);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('not ready while migrations are pending, and says how many', async () => {
+    const blank = await openEmbedded();
+    const state = new ServiceState(api.media);
+    state.attach(blank.db, api.publishing.parts);
+    const app = await buildApp({ context: state });
+    try {
+      const ready = await injectChecked<{ error: string; migrations: string }>(app, { method: 'GET', url: '/health/ready' });
+      expect(ready.status).toBe(503);
+      expect(ready.body).toMatchObject({ ready: false, database: 'up', migrations: 'pending' });
+      expect(ready.body.error).toMatch(/^Not ready: \d+ migrations pending; run herald db migrate$/);
+    } finally {
+      await app.close();
+      await blank.close();
+    }
+  });
+});
