@@ -117,7 +117,7 @@ async function tagSections(page: Page): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   for (const id of new Set(ids.filter((id) => id.split('/').length === 2 && !id.startsWith('/section')))) {
     const section = page.locator(`[data-section-id="${id}"]`).first();
-    await section.scrollIntoViewIfNeeded();
+    await scrollTo(section);
     const heading = section.locator('h1, h2').first();
     const shown = await heading.waitFor().then(
       () => true,
@@ -126,6 +126,21 @@ async function tagSections(page: Page): Promise<Map<string, string>> {
     if (shown) out.set((await heading.innerText()).trim(), id);
   }
   return out;
+}
+
+/**
+ * Scrolls a section into view. Redoc re-renders sections as others come into view, so the element
+ * found can be replaced before the scroll: find it again, a few times.
+ */
+async function scrollTo(section: Locator): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await section.scrollIntoViewIfNeeded({ timeout: 5_000 });
+      return;
+    } catch (err) {
+      if (attempt >= 3 || !String(err).includes('not attached')) throw err;
+    }
+  }
 }
 
 /** Whether a visible element inside the section shows the text; waits for it to render. */
@@ -151,13 +166,22 @@ export async function checkRenderedDocs({
   specPath = SPEC_PATH,
   screenshotPath = DOCS_SCREENSHOT_PATH,
   timeoutMs = 60_000,
-}: { htmlPath?: string; specPath?: string; screenshotPath?: string; timeoutMs?: number } = {}): Promise<DocsReport> {
+  pageUrl,
+}: {
+  htmlPath?: string;
+  specPath?: string;
+  screenshotPath?: string;
+  timeoutMs?: number;
+  /** Open the page as a server serves it (its headers apply), instead of the file at htmlPath. */
+  pageUrl?: string;
+} = {}): Promise<DocsReport> {
   const missing = chromiumMissing();
   if (missing) throw new Error(missing);
   const { title, operations } = expectedOperations(specPath);
   const problems: string[] = [];
   const refusedRequests: string[] = [];
-  const pageUrl = pathToFileURL(htmlPath).href;
+  const openUrl = pageUrl ?? pathToFileURL(htmlPath).href;
+  const origin = pageUrl === undefined ? undefined : new URL(pageUrl).origin;
 
   let browser: Browser | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -172,14 +196,22 @@ export async function checkRenderedDocs({
     // Offline, on purpose: anything the page asks from the network is refused.
     await context.route('**/*', (route) => {
       const url = route.request().url();
-      if (url.startsWith('file:') || url.startsWith('data:')) return route.continue();
+      if (url.startsWith('file:') || url.startsWith('data:') || url.startsWith('blob:') || (origin !== undefined && url.startsWith(`${origin}/`))) return route.continue();
       refusedRequests.push(url);
       return route.abort();
     });
     const page = await context.newPage();
     page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+    // What the page's content security policy refused shows here: something from elsewhere (Redoc's
+    // logo on its CDN) is a request refused, as offline; anything of the page's own is a problem.
+    page.on('console', (msg) => {
+      if (msg.type() !== 'error' || !/content security policy/i.test(msg.text())) return;
+      const external = /'(https?:\/\/[^']+)'/.exec(msg.text())?.[1];
+      if (external !== undefined && (origin === undefined || !external.startsWith(`${origin}/`))) refusedRequests.push(external);
+      else problems.push(`refused by the page's policy: ${msg.text()}`);
+    });
 
-    await page.goto(pageUrl, { waitUntil: 'load' });
+    await page.goto(openUrl, { waitUntil: 'load' });
     await page.locator('#api-content').waitFor();
     await page.getByRole('heading', { name: title }).first().waitFor();
 
@@ -207,7 +239,7 @@ export async function checkRenderedDocs({
           () => false,
         );
         if (present) {
-          await section.scrollIntoViewIfNeeded();
+          await scrollTo(section);
           const summaryShown = op.summary === '' || (await shows(section, op.summary));
           const pathShown = await shows(section, op.path);
           if (!summaryShown) problems.push(`operation ${op.operationId}: summary "${op.summary}" not shown`);

@@ -9,6 +9,7 @@ import { installIdempotency } from './idempotency.js';
 import { DEFAULT_RATE_LIMITS, installRateLimits, routeLimitsFromSpec, type RateLimitOptions, type UnroutedLimit } from './rate-limits.js';
 import { acceptJsonBodiesOnly } from './json-body.js';
 import { adjustGlueRoutes } from './route-options.js';
+import { installSecurityHeaders } from './security-headers.js';
 import { createServiceHandlers } from './service-handlers.js';
 import { createValidatorCompiler } from './validator.js';
 
@@ -41,6 +42,7 @@ export async function buildApp({
     trustProxy,
   });
   app.setValidatorCompiler(createValidatorCompiler());
+  await installSecurityHeaders(app);
   acceptJsonBodiesOnly(app);
   // Streaming only: the upload operation reads its parts itself, so nothing is buffered whole.
   await app.register(multipart);
