@@ -1,5 +1,5 @@
 import multipart from '@fastify/multipart';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
 import { loadSpecification, REFERENCE_HTML_PATH } from '../contract/specification.js';
 import type { OperationContext } from '../operations-kit/context.js';
@@ -16,6 +16,8 @@ import { createValidatorCompiler } from './validator.js';
 export interface AppOptions {
   context: OperationContext;
   logger?: FastifyServerOptions['logger'];
+  /** A pino logger of the caller's, used instead of one built from `logger`. */
+  loggerInstance?: FastifyBaseLogger;
   /** The built API reference page served at /docs. */
   referenceHtmlPath?: string;
   /** Requests allowed per minute, and where they are counted. */
@@ -28,13 +30,14 @@ export interface AppOptions {
 export async function buildApp({
   context,
   logger = false,
+  loggerInstance,
   referenceHtmlPath = REFERENCE_HTML_PATH,
   rateLimits = { limits: DEFAULT_RATE_LIMITS },
   trustProxy = false,
 }: AppOptions): Promise<FastifyInstance> {
   const limiting: { unrouted?: UnroutedLimit } = {};
   const app = Fastify({
-    logger,
+    ...(loggerInstance === undefined ? { logger } : { loggerInstance }),
     // Long path ids must still reach the operation (and be answered "Post not found"), not the router's 404.
     routerOptions: { maxParamLength: 65_536 },
     // Requests refused before routing still count against their address, once the limits exist.

@@ -7,6 +7,7 @@ import { buildApp } from '../../src/http/app.js';
 import { ServiceState } from '../../src/http/service-state.js';
 import { expectMatchesSpec } from './contract.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
+import { noteSecretsOf, runLogger } from './run-log.js';
 import { testMediaSettings, type TestMediaSettings } from './media-settings.js';
 import { startTestPublishing, type TestPublishing } from './publishing.js';
 
@@ -57,6 +58,7 @@ export async function injectChecked<T>(app: FastifyInstance, req: ApiRequest): P
   const body: unknown = res.body === '' ? undefined : isJson ? JSON.parse(res.body) : res.body;
   const observed = { method: req.method, url: req.url, status: res.statusCode, headers: res.headers, body };
   expectMatchesSpec(observed);
+  noteSecretsOf(req.body, body);
   return observed as ApiResponse<T>;
 }
 
@@ -73,7 +75,7 @@ export function useTestApi(): TestApi {
     api.state = new ServiceState(api.media);
     api.publishing = await startTestPublishing(api.db, api.media.storage);
     api.state.attach(api.db, api.publishing.parts);
-    api.app = await buildApp({ context: api.state, rateLimits: { limits: UNLIMITED } });
+    api.app = await buildApp({ context: api.state, rateLimits: { limits: UNLIMITED }, loggerInstance: runLogger() });
     api.request = (req) => injectChecked(api.app, req);
   });
   afterAll(async () => {

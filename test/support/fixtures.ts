@@ -4,6 +4,7 @@ import { connectAccount } from '../../src/domain/accounts.js';
 import { createApiKey } from '../../src/domain/api-keys.js';
 import { addMedia, type MediaFactsInput } from '../../src/domain/media/add-media.js';
 import { createUser } from '../../src/domain/users.js';
+import { noteSecret } from './run-log.js';
 
 /** Builds test data through the same domain functions the CLI uses. */
 
@@ -15,6 +16,7 @@ export interface TestUser {
 export async function userWithKey(db: Kysely<Database>, name = 'Tester'): Promise<TestUser> {
   const { id: userId } = await createUser(db, name);
   const { key } = await createApiKey(db, userId, null);
+  noteSecret(key);
   return { userId, key };
 }
 

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -12,6 +12,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** A dump of an embedded database with every migration applied, for test files to start from. */
     embeddedTemplatePath: string;
+    /** Where the run's log and the secrets the tests saw are written (see run-log.ts). */
+    runLogDir: string;
   }
 }
 
@@ -34,5 +36,33 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const path = join(dir, 'template.tar');
   await writeFile(path, Buffer.from(await dump.arrayBuffer()));
   project.provide('embeddedTemplatePath', path);
-  return () => rm(dir, { recursive: true, force: true });
+  const logDir = join(dir, 'run-log');
+  await mkdir(logDir);
+  project.provide('runLogDir', logDir);
+  return async () => {
+    try {
+      await expectNoSecretLogged(logDir);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  };
+}
+
+/**
+ * Every secret a test created or was shown, looked for in the log of the whole run. Fails the
+ * run naming where a secret leaked (the line's logger message), never the secret itself.
+ */
+async function expectNoSecretLogged(logDir: string): Promise<void> {
+  const files = await readdir(logDir);
+  const read = async (prefix: string) => (await Promise.all(files.filter((f) => f.startsWith(prefix)).map((f) => readFile(join(logDir, f), 'utf8')))).join('');
+  const log = (await read('log-')).split('\n').filter((line) => line !== '');
+  const secrets = new Set((await read('secrets-')).split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as string));
+  const leaks = log.filter((line) => [...secrets].some((secret) => secret.length >= 8 && line.includes(secret)));
+  if (leaks.length > 0) {
+    const where = leaks.slice(0, 5).map((line) => (JSON.parse(line) as { msg?: string }).msg ?? '(no message)');
+    // vitest reports an error thrown here but still exits 0: the exit code must say it too.
+    process.exitCode = 1;
+    throw new Error(`${leaks.length} line(s) of the test run's log hold a secret a test created: ${where.join('; ')}`);
+  }
+  process.stdout.write(`log redaction: ${log.length} log lines checked for ${secrets.size} secrets, none found\n`);
 }

@@ -11,6 +11,7 @@ import type { PublishingParts } from '../../src/operations-kit/context.js';
 import type { MediaStorage } from '../../src/storage/media-storage.js';
 import { startPublishingRuntime } from '../../src/worker/runtime.js';
 import { drain, drainDeliveries } from '../../src/worker/worker.js';
+import { runLogger } from './run-log.js';
 
 export interface TestPublishing {
   deps: PublishingDeps;
@@ -44,9 +45,16 @@ export async function startTestPublishing(db: Kysely<Database>, storage: MediaSt
     HERALD_WEBHOOK_RETRY_BASE_MS: '20',
   });
   const logged: string[] = [];
+  const runLog = runLogger();
   const log = {
-    info: (fields: object, message: string) => logged.push(JSON.stringify({ ...fields, message })),
-    error: (fields: object, message: string) => logged.push(JSON.stringify({ ...fields, message })),
+    info: (fields: object, message: string) => {
+      logged.push(JSON.stringify({ ...fields, message }));
+      runLog.info(fields, message);
+    },
+    error: (fields: object, message: string) => {
+      logged.push(JSON.stringify({ ...fields, message }));
+      runLog.error(fields, message);
+    },
   };
   const runtime = await startPublishingRuntime(env, db, log, { supervise: false, storage });
   let offsetMs = 0;
