@@ -205,6 +205,7 @@ export interface IdempotencyKeysTable {
   operation_id: string;
   key: string;
   fingerprint: string;
+  claim: string;
   state: 'in_progress' | 'done';
   status_code: number | null;
   body: string | null;

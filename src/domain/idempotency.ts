@@ -27,11 +27,15 @@ export type KeyClaim =
   /** The key belongs to a different request. */
   | { kind: 'mismatch' };
 
-/** Decides what a request with an Idempotency-Key does, taking the key when it is free. */
-export async function claimIdempotencyKey(db: Kysely<Database>, scope: IdempotencyScope, fingerprint: string, now: Date): Promise<KeyClaim> {
+/**
+ * Decides what a request with an Idempotency-Key does, taking the key when it is free. `claim` is
+ * the request's own random token, chosen before the call so that a claim whose answer was lost
+ * (the database went away mid-statement) can still be freed by that request alone.
+ */
+export async function claimIdempotencyKey(db: Kysely<Database>, scope: IdempotencyScope, claim: string, fingerprint: string, now: Date): Promise<KeyClaim> {
   const lockedUntil = new Date(now.getTime() + IDEMPOTENCY_LOCK_MS);
   const expiresAt = new Date(now.getTime() + IDEMPOTENCY_TTL_MS);
-  if (await insertKeyIfAbsent(db, scope, fingerprint, lockedUntil, expiresAt)) return { kind: 'claimed' };
+  if (await insertKeyIfAbsent(db, scope, claim, fingerprint, lockedUntil, expiresAt)) return { kind: 'claimed' };
   return db.transaction().execute(async (trx): Promise<KeyClaim> => {
     const row = await selectKeyForUpdate(trx, scope);
     // Gone between the two statements (expired and purged, or released): take it.
@@ -40,22 +44,22 @@ export async function claimIdempotencyKey(db: Kysely<Database>, scope: Idempoten
     if (!expired && row.state === 'done' && row.status_code !== null && row.body !== null) return { kind: 'replay', statusCode: row.status_code, body: row.body };
     if (!expired && row.locked_until > now) return { kind: 'in_progress', retryAfterSeconds: Math.max(1, Math.ceil((row.locked_until.getTime() - now.getTime()) / 1000)) };
     if (row === undefined) {
-      if (!(await insertKeyIfAbsent(trx, scope, fingerprint, lockedUntil, expiresAt))) return { kind: 'in_progress', retryAfterSeconds: 1 };
+      if (!(await insertKeyIfAbsent(trx, scope, claim, fingerprint, lockedUntil, expiresAt))) return { kind: 'in_progress', retryAfterSeconds: 1 };
     } else {
-      await retakeKey(trx, scope, fingerprint, lockedUntil, expiresAt);
+      await retakeKey(trx, scope, claim, fingerprint, lockedUntil, expiresAt);
     }
     return { kind: 'claimed' };
   });
 }
 
 /** Keeps the answer for retries with the same key. */
-export async function completeIdempotencyKey(db: Kysely<Database>, scope: IdempotencyScope, statusCode: number, body: string): Promise<void> {
-  await completeKey(db, scope, statusCode, body);
+export async function completeIdempotencyKey(db: Kysely<Database>, scope: IdempotencyScope, claim: string, statusCode: number, body: string): Promise<void> {
+  await completeKey(db, scope, claim, statusCode, body);
 }
 
 /** Frees the key: the request failed on Herald's side, so a retry should do the work. */
-export async function releaseIdempotencyKey(db: Kysely<Database>, scope: IdempotencyScope): Promise<void> {
-  await deleteKeyInProgress(db, scope);
+export async function releaseIdempotencyKey(db: Kysely<Database>, scope: IdempotencyScope, claim: string): Promise<void> {
+  await deleteKeyInProgress(db, scope, claim);
 }
 
 export async function purgeExpiredIdempotencyKeys(db: Kysely<Database>, now: Date): Promise<number> {

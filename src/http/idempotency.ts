@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { errorName } from '../domain/errors.js';
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
@@ -15,8 +14,8 @@ import { asList } from './route-options.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The Idempotency-Key this request holds, to complete or release when it is answered. */
-    idempotency?: IdempotencyScope;
+    /** The Idempotency-Key this request holds, and its claim, to complete or release when it is answered. */
+    idempotency?: { scope: IdempotencyScope; claim: string };
   }
 }
 
@@ -46,16 +45,25 @@ function claimKey(context: OperationContext, operationId: string) {
     const key = req.headers[HEADER];
     if (typeof key !== 'string') return;
     const scope = { userId: callerOf(req).userId, operationId, key };
-    const claim = await claimIdempotencyKey(context.db(), scope, fingerprint(req), context.now());
-    switch (claim.kind) {
+    const claim = randomUUID();
+    let answer;
+    try {
+      answer = await claimIdempotencyKey(context.db(), scope, claim, fingerprint(req), context.now());
+    } catch (err) {
+      // The claim may have been written before the database went away: free it once it is back,
+      // or the key would stay locked and the client's retry refused until the lock ran out.
+      void keepLater(() => releaseIdempotencyKey(context.db(), scope, claim), req);
+      throw err;
+    }
+    switch (answer.kind) {
       case 'claimed':
-        req.idempotency = scope;
+        req.idempotency = { scope, claim };
         return;
       case 'replay':
-        await reply.code(claim.statusCode).header('idempotency-replayed', 'true').type('application/json; charset=utf-8').send(claim.body);
+        await reply.code(answer.statusCode).header('idempotency-replayed', 'true').type('application/json; charset=utf-8').send(answer.body);
         return;
       case 'in_progress':
-        throw new HttpError(409, IN_PROGRESS, claim.retryAfterSeconds);
+        throw new HttpError(409, IN_PROGRESS, answer.retryAfterSeconds);
       case 'mismatch':
         throw new HttpError(422, KEY_REUSED);
     }
@@ -64,20 +72,20 @@ function claimKey(context: OperationContext, operationId: string) {
 
 function keepAnswer(context: OperationContext) {
   return async (req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
-    const scope = req.idempotency;
-    if (scope === undefined) return payload;
+    const held = req.idempotency;
+    if (held === undefined) return payload;
     req.idempotency = undefined;
+    const { scope, claim } = held;
     const keep =
       reply.statusCode >= 500 || typeof payload !== 'string'
-        ? () => releaseIdempotencyKey(context.db(), scope)
-        : () => completeIdempotencyKey(context.db(), scope, reply.statusCode, payload);
+        ? () => releaseIdempotencyKey(context.db(), scope, claim)
+        : () => completeIdempotencyKey(context.db(), scope, claim, reply.statusCode, payload);
     try {
       await keep();
-    } catch (err) {
+    } catch {
       // The work is done and answered; the database went away just after. Until the answer is kept,
       // the key stays locked (a retry gets 409), so keep trying within the lock rather than let a
       // retry take the key over and do the work again.
-      req.log.warn({ errorName: errorName(err) }, 'could not keep the Idempotency-Key answer; retrying in the background');
       void keepLater(keep, req);
     }
     return payload;
@@ -89,6 +97,7 @@ const KEEP_RETRY_MS = 1000;
 const KEEP_RETRY_FOR_MS = IDEMPOTENCY_LOCK_MS - 10_000;
 
 async function keepLater(keep: () => Promise<void>, req: FastifyRequest): Promise<void> {
+  req.log.warn('database not available to keep an Idempotency-Key; retrying in the background');
   for (const until = Date.now() + KEEP_RETRY_FOR_MS; Date.now() < until; ) {
     await new Promise((resolve) => setTimeout(resolve, KEEP_RETRY_MS).unref());
     try {

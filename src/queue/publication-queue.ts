@@ -38,7 +38,7 @@ export class PgBossQueue implements PublicationQueue {
   readonly boss: PgBoss;
   private readonly supervises: boolean;
 
-  constructor(db: Kysely<Database>, options: { supervise: boolean }) {
+  constructor(db: Kysely<Database>, options: { supervise: boolean; onError?: (err: Error) => void }) {
     this.supervises = options.supervise;
     this.boss = new PgBoss({
       db: executorFor(db),
@@ -48,6 +48,9 @@ export class PgBossQueue implements PublicationQueue {
       schedule: options.supervise,
       migrate: true,
     });
+    // pg-boss reports a failed poll or maintenance run (the database gone a moment) as an 'error'
+    // event; without a listener Node would take it for an uncaught error and the process would stop.
+    this.boss.on('error', options.onError ?? (() => {}));
   }
 
   /** Installs or upgrades pg-boss's schema and the publish queue; safe from several processes at once. */

@@ -1,3 +1,4 @@
+import { errorName } from '../domain/errors.js';
 import type { Kysely } from 'kysely';
 import type { Environment } from '../config/environment.js';
 import type { Database } from '../data/schema.js';
@@ -49,7 +50,10 @@ export async function startPublishingRuntime(
   options: { supervise: boolean; storage: MediaStorage },
 ): Promise<PublishingRuntime> {
   const parts = await createAccountParts(env, db);
-  const queue = new PgBossQueue(db, { supervise: options.supervise });
+  const queue = new PgBossQueue(db, {
+    supervise: options.supervise,
+    onError: (err) => log.error({ errorName: errorName(err) }, 'queue: a poll or maintenance run failed; it will run again'),
+  });
   await queue.start();
   return {
     ...parts,

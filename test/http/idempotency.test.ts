@@ -124,13 +124,16 @@ describe('Idempotency-Key', () => {
     const u = await userWithKey(api.db);
     const scope = { userId: u.userId, operationId: 'createPost', key: 'held' };
     const now = new Date();
-    expect(await claimIdempotencyKey(api.db, scope, 'f', now)).toEqual({ kind: 'claimed' });
-    expect(await claimIdempotencyKey(api.db, scope, 'f', now)).toEqual({ kind: 'in_progress', retryAfterSeconds: 60 });
-    await releaseIdempotencyKey(api.db, scope);
-    expect(await claimIdempotencyKey(api.db, scope, 'f', now)).toEqual({ kind: 'claimed' });
+    expect(await claimIdempotencyKey(api.db, scope, 'claim-1', 'f', now)).toEqual({ kind: 'claimed' });
+    expect(await claimIdempotencyKey(api.db, scope, 'claim-1', 'f', now)).toEqual({ kind: 'in_progress', retryAfterSeconds: 60 });
+    // Only the claim that holds the key frees it.
+    await releaseIdempotencyKey(api.db, scope, 'someone-else');
+    expect(await claimIdempotencyKey(api.db, scope, 'claim-1', 'f', now)).toEqual({ kind: 'in_progress', retryAfterSeconds: 60 });
+    await releaseIdempotencyKey(api.db, scope, 'claim-1');
+    expect(await claimIdempotencyKey(api.db, scope, 'claim-1', 'f', now)).toEqual({ kind: 'claimed' });
     // A minute later its holder is taken as gone: the same request may take the key.
-    expect(await claimIdempotencyKey(api.db, scope, 'f', new Date(now.getTime() + 61_000))).toEqual({ kind: 'claimed' });
-    expect(await claimIdempotencyKey(api.db, scope, 'other', new Date(now.getTime() + 61_000))).toEqual({ kind: 'mismatch' });
+    expect(await claimIdempotencyKey(api.db, scope, 'claim-1', 'f', new Date(now.getTime() + 61_000))).toEqual({ kind: 'claimed' });
+    expect(await claimIdempotencyKey(api.db, scope, 'claim-2', 'other', new Date(now.getTime() + 61_000))).toEqual({ kind: 'mismatch' });
   });
 });
 

@@ -12,6 +12,8 @@ export async function up(db: AnyDb): Promise<void> {
     .addColumn('key', 'text', (c) => c.notNull())
     // A hash of the request (path, query, body), so the same key with another request is refused.
     .addColumn('fingerprint', 'text', (c) => c.notNull())
+    // Which request holds or answered the key (a random token): a request frees only its own claim.
+    .addColumn('claim', 'text', (c) => c.notNull())
     .addColumn('state', 'text', (c) => c.notNull().check(sql`state in ('in_progress', 'done')`))
     .addColumn('status_code', 'integer')
     .addColumn('body', 'text')

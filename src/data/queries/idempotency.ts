@@ -10,10 +10,10 @@ export interface IdempotencyScope {
 }
 
 /** Takes the key for a request in progress; false when a row for it exists already. */
-export async function insertKeyIfAbsent(db: Kysely<Database>, scope: IdempotencyScope, fingerprint: string, lockedUntil: Date, expiresAt: Date): Promise<boolean> {
+export async function insertKeyIfAbsent(db: Kysely<Database>, scope: IdempotencyScope, claim: string, fingerprint: string, lockedUntil: Date, expiresAt: Date): Promise<boolean> {
   const inserted = await db
     .insertInto('idempotency_keys')
-    .values({ user_id: scope.userId, operation_id: scope.operationId, key: scope.key, fingerprint, state: 'in_progress', locked_until: lockedUntil, expires_at: expiresAt })
+    .values({ user_id: scope.userId, operation_id: scope.operationId, key: scope.key, fingerprint, claim, state: 'in_progress', locked_until: lockedUntil, expires_at: expiresAt })
     .onConflict((oc) => oc.columns(['user_id', 'operation_id', 'key']).doNothing())
     .returning('key')
     .executeTakeFirst();
@@ -32,35 +32,37 @@ export async function selectKeyForUpdate(db: Kysely<Database>, scope: Idempotenc
 }
 
 /** Starts the key afresh for a new request in progress (it had expired, or its holder is gone). */
-export async function retakeKey(db: Kysely<Database>, scope: IdempotencyScope, fingerprint: string, lockedUntil: Date, expiresAt: Date): Promise<void> {
+export async function retakeKey(db: Kysely<Database>, scope: IdempotencyScope, claim: string, fingerprint: string, lockedUntil: Date, expiresAt: Date): Promise<void> {
   await db
     .updateTable('idempotency_keys')
-    .set({ fingerprint, state: 'in_progress', status_code: null, body: null, locked_until: lockedUntil, expires_at: expiresAt })
+    .set({ fingerprint, claim, state: 'in_progress', status_code: null, body: null, locked_until: lockedUntil, expires_at: expiresAt })
     .where('user_id', '=', scope.userId)
     .where('operation_id', '=', scope.operationId)
     .where('key', '=', scope.key)
     .execute();
 }
 
-/** Keeps the answer of the request that holds the key. */
-export async function completeKey(db: Kysely<Database>, scope: IdempotencyScope, statusCode: number, body: string): Promise<void> {
+/** Keeps the answer of the request that holds the key (by its claim: one taken over since keeps nothing). */
+export async function completeKey(db: Kysely<Database>, scope: IdempotencyScope, claim: string, statusCode: number, body: string): Promise<void> {
   await db
     .updateTable('idempotency_keys')
     .set({ state: 'done', status_code: statusCode, body })
     .where('user_id', '=', scope.userId)
     .where('operation_id', '=', scope.operationId)
     .where('key', '=', scope.key)
+    .where('claim', '=', claim)
     .where('state', '=', 'in_progress')
     .execute();
 }
 
-/** Frees a key whose request ended without an answer worth keeping. */
-export async function deleteKeyInProgress(db: Kysely<Database>, scope: IdempotencyScope): Promise<void> {
+/** Frees a key whose request ended without an answer worth keeping, if that request still holds it. */
+export async function deleteKeyInProgress(db: Kysely<Database>, scope: IdempotencyScope, claim: string): Promise<void> {
   await db
     .deleteFrom('idempotency_keys')
     .where('user_id', '=', scope.userId)
     .where('operation_id', '=', scope.operationId)
     .where('key', '=', scope.key)
+    .where('claim', '=', claim)
     .where('state', '=', 'in_progress')
     .execute();
 }
