@@ -4,7 +4,7 @@ import openapiGlue from 'fastify-openapi-glue';
 import { loadSpecification, REFERENCE_HTML_PATH } from '../contract/specification.js';
 import type { OperationContext } from '../operations-kit/context.js';
 import { createSecurityHandlers } from './bearer-auth.js';
-import { answerFrameworkError, installErrorHandlers } from './error-handler.js';
+import { answerClientError, answerFrameworkError, installErrorHandlers } from './error-handler.js';
 import { installIdempotency } from './idempotency.js';
 import { DEFAULT_RATE_LIMITS, installRateLimits, routeLimitsFromSpec, type RateLimitOptions, type UnroutedLimit } from './rate-limits.js';
 import { acceptJsonBodiesOnly } from './json-body.js';
@@ -42,6 +42,7 @@ export async function buildApp({
     routerOptions: { maxParamLength: 65_536 },
     // Requests refused before routing still count against their address, once the limits exist.
     frameworkErrors: (err, req, reply) => void answerFrameworkError(err, req, reply, limiting.unrouted),
+    clientErrorHandler: answerClientError,
     trustProxy,
   });
   app.setValidatorCompiler(createValidatorCompiler());

@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../data/connection-errors.js';
 import type { ErrorDetail } from '../domain/api-types.js';
@@ -120,4 +121,26 @@ function logFailure(req: FastifyRequest, err: unknown, status: number): void {
   const errorName = typeof name === 'string' ? name : typeof err;
   const errorCode = typeof code === 'string' ? code : undefined;
   req.log.error({ status, errorName, errorCode, operation: req.routeOptions.url }, 'request failed');
+}
+
+/** What Node's HTTP parser refused before Fastify saw a request, in the interface's error shape. */
+const CLIENT_ERRORS: Record<string, { status: number; reason: string; error: string }> = {
+  HPE_HEADER_OVERFLOW: { status: 431, reason: 'Request Header Fields Too Large', error: 'Request headers too large: at most 16 KiB in all' },
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, reason: 'Request Timeout', error: 'Request timeout' },
+};
+const MALFORMED = { status: 400, reason: 'Bad Request', error: 'Malformed HTTP request' };
+
+/**
+ * Fastify's clientErrorHandler: answers what the HTTP parser refused (headers too large, a request
+ * that is not HTTP) as `{"error": ...}` like every other answer, then closes the connection.
+ */
+export function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
+  // A connection reset leaves nobody to answer.
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const { status, reason, error } = CLIENT_ERRORS[err.code ?? ''] ?? MALFORMED;
+  const body = JSON.stringify({ error });
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${reason}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy();
 }

@@ -71,6 +71,27 @@ describe('the server on a socket', () => {
     expect((await call('GET', '/api/v1/posts', { key: 'hrld_nope' })).status).toBe(401);
   });
 
+  it("answers what Node's parser refuses in the error shape: headers over 16 KiB (431) and a request that is not HTTP (400)", async () => {
+    const raw = (request: string) =>
+      new Promise<string>((resolve, reject) => {
+        const { port } = new URL(running.server.url);
+        const socket = connect(Number(port), '127.0.0.1', () => socket.end(request));
+        let answer = '';
+        socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+        socket.on('close', () => resolve(answer));
+        socket.on('error', reject);
+        socket.setTimeout(10_000, () => socket.destroy(new Error('no answer in 10 s')));
+      });
+    const huge = await raw(`GET /api/v1/posts HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${running.demo.key}\r\nX-Pad: ${'a'.repeat(20_000)}\r\n\r\n`);
+    const [head, body] = huge.split('\r\n\r\n');
+    expect(head?.split('\r\n')[0]).toBe('HTTP/1.1 431 Request Header Fields Too Large');
+    expect(head).toContain('Content-Type: application/json; charset=utf-8');
+    expect(JSON.parse(body ?? '')).toEqual({ error: 'Request headers too large: at most 16 KiB in all' });
+    const garbage = await raw('NOT HTTP AT ALL\r\n\r\n');
+    expect(garbage.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
+    expect(JSON.parse(garbage.split('\r\n\r\n')[1] ?? '')).toEqual({ error: 'Malformed HTTP request' });
+  });
+
   it('keeps nothing from an upload whose client disconnects midway', async () => {
     const key = running.demo.key;
     const before = await call<Schemas['MediaList']>('GET', '/api/v1/media?limit=100', { key });
