@@ -66,6 +66,8 @@ function answerFor(err: FastifyError, req: FastifyRequest): Answer {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return { status: 413, body: { error: 'Request body too large' } };
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    // An upload sent without any content type reaches the multipart reader, which refuses it.
+    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
       return { status: 415, body: { error: unsupportedContentType(acceptedContentTypes(req)) } };
   }
   return { status: 500, body: { error: 'Internal server error' } };

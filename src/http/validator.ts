@@ -1,4 +1,4 @@
-import { Ajv, type Options } from 'ajv';
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 
@@ -28,8 +28,36 @@ function createAjv(coerceTypes: Options['coerceTypes']): Ajv {
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const bodyAjv = createAjv(false);
   const textAjv = createAjv('array');
-  return ({ schema, httpPart }) => {
-    const ajv = httpPart === 'body' ? bodyAjv : textAjv;
-    return ajv.compile(schema as object);
-  };
+  return ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv.compile(schema as object) : finiteOnly(textAjv.compile(schema as object)));
+}
+
+/**
+ * Ajv coerces text such as `1e999` to Infinity and then passes it as an integer within any bounds;
+ * no parameter of the spec can hold it, so it is refused as the wrong type.
+ */
+function finiteOnly(validate: ValidateFunction): ValidateFunction {
+  const checked = ((data: unknown) => {
+    if (!validate(data)) {
+      checked.errors = validate.errors;
+      return false;
+    }
+    const field = Object.entries(data as Record<string, unknown>).find(([, value]) => typeof value === 'number' && !Number.isFinite(value));
+    if (field === undefined) {
+      checked.errors = null;
+      return true;
+    }
+    const properties = (validate.schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+    const error: ErrorObject = {
+      keyword: 'type',
+      instancePath: `/${field[0]}`,
+      schemaPath: `#/properties/${field[0]}/type`,
+      params: { type: properties[field[0]]?.type ?? 'number' },
+      message: 'must be a finite number',
+      data: field[1],
+    };
+    checked.errors = [error];
+    return false;
+  }) as ValidateFunction;
+  checked.schema = validate.schema;
+  return checked;
 }

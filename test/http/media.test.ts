@@ -154,6 +154,8 @@ describe('POST /api/v1/media', () => {
     const json = await api.request({ method: 'POST', url: '/api/v1/media', key: u.key, body: { file: 'abc' } });
     expect(json.status).toBe(415);
     expect(json.body).toEqual({ error: 'Unsupported content type: send multipart/form-data' });
+    const untyped = await api.request({ method: 'POST', url: '/api/v1/media', key: u.key });
+    expect([untyped.status, untyped.body]).toEqual([415, { error: 'Unsupported content type: send multipart/form-data' }]);
     const text = await api.request({ method: 'POST', url: '/api/v1/media', key: u.key, payload: 'abc', headers: { 'content-type': 'text/plain' } });
     expect(text.status).toBe(415);
     expect(text.body).toEqual({ error: 'Unsupported content type: send multipart/form-data' });
