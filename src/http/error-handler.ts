@@ -65,9 +65,9 @@ function answerFor(err: FastifyError, req: FastifyRequest): Answer {
       return { status: 400, body: { error: 'Request body is not valid JSON' } };
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return { status: 413, body: { error: 'Request body too large' } };
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     // An upload sent without any content type reaches the multipart reader, which refuses it.
     case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return { status: 415, body: { error: unsupportedContentType(acceptedContentTypes(req)) } };
   }
   return { status: 500, body: { error: 'Internal server error' } };
@@ -104,7 +104,8 @@ export async function answerFrameworkError(err: FastifyError, req: FastifyReques
   const answer: Answer =
     waitSeconds !== undefined
       ? { status: 429, body: { error: RATE_LIMIT_EXCEEDED }, retryAfterSeconds: waitSeconds }
-      : err.code === 'FST_ERR_BAD_URL'
+      : // A path that is not UTF-8 once decoded, or an id longer than any id can be: nothing is there.
+        err.code === 'FST_ERR_BAD_URL' || err.code === 'FST_ERR_MAX_PARAM_LENGTH'
         ? { status: 404, body: { error: 'Not found' } }
         : { status: 500, body: { error: 'Internal server error' } };
   send(reply, answer);

@@ -60,6 +60,12 @@ function translateMultipartError(err: unknown, maxBytes: number): unknown {
     case 'FST_PARTS_LIMIT':
       return invalidRequest([{ code: 'too_big', expected: 'file and altText', received: 'too many parts', path: [], message: 'Too many form parts' }]);
     default:
+      // The form parser's own refusals (a body cut short, no boundary) carry no code, only these words.
+      if (err instanceof Error && MALFORMED_FORM.test(err.message)) {
+        return invalidRequest([{ code: 'custom', expected: 'multipart/form-data', received: 'malformed', path: [], message: 'Malformed multipart/form-data body' }]);
+      }
       return err;
   }
 }
+
+const MALFORMED_FORM = /unexpected end of multipart data|boundary not found|malformed part header/i;

@@ -67,10 +67,11 @@ describe('DELETE /api/v1/posts/{id}', () => {
   it('answers 404 in the error shape for a path whose percent-encoding is not UTF-8, and deletes nothing', async () => {
     const u = await userWithKey(api.db);
     const live = await create(u.key, await account(api.db, u.userId));
-    for (const bad of ['%ED%A0%80', `${live}%ED%A0%80`, '%FF', `${live}%C3`]) {
+    // The last one is longer than the router takes a path id to be (found by the fuzz test: it was a 500).
+    for (const bad of ['%ED%A0%80', `${live}%ED%A0%80`, '%FF', `${live}%C3`, `post_${'0'.repeat(70_000)}`]) {
       for (const path of [`/api/v1/posts/${bad}`, `/api/v1/media/${bad}`]) {
         const res = await api.request({ method: 'DELETE', url: path, key: u.key });
-        expect(res.status, path).toBe(404);
+        expect(res.status, path.slice(0, 60)).toBe(404);
         expect(res.body).toEqual({ error: 'Not found' });
       }
     }

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useTestApi, type ApiResponse, type Schemas } from '../support/api.js';
+import { useTestApi, type ApiResponse, type InvalidRequest, type Schemas } from '../support/api.js';
 import { unstorableTextDetail } from '../support/details.js';
 import { account, inOneHour, userWithKey } from '../support/fixtures.js';
 import { stringMatching } from '../support/matchers.js';
@@ -154,6 +154,11 @@ describe('POST /api/v1/media', () => {
     const json = await api.request({ method: 'POST', url: '/api/v1/media', key: u.key, body: { file: 'abc' } });
     expect(json.status).toBe(415);
     expect(json.body).toEqual({ error: 'Unsupported content type: send multipart/form-data' });
+    // A multipart body cut short or without its boundary is a 400 (found by the fuzz test: it was a 500).
+    for (const payload of ['not multipart', '--b\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\n\r\nabc']) {
+      const malformed = await api.request<InvalidRequest>({ method: 'POST', url: '/api/v1/media', key: u.key, payload, headers: { 'content-type': 'multipart/form-data; boundary=b' } });
+      expect([malformed.status, malformed.body.error, malformed.body.details[0]?.message]).toEqual([400, 'Invalid request', 'Malformed multipart/form-data body']);
+    }
     const untyped = await api.request({ method: 'POST', url: '/api/v1/media', key: u.key });
     expect([untyped.status, untyped.body]).toEqual([415, { error: 'Unsupported content type: send multipart/form-data' }]);
     const text = await api.request({ method: 'POST', url: '/api/v1/media', key: u.key, payload: 'abc', headers: { 'content-type': 'text/plain' } });

@@ -70,9 +70,13 @@ describe('herald worker, running', () => {
     const queue = new PgBossQueue(database.db, { supervise: false });
     const scheduledAt = new Date(Date.now() + 1500);
     const { id } = await createPost(database.db, queue, userId, { accountIds: [x], caption: 'on time', postType: 'post', scheduledAt: scheduledAt.toISOString() }, new Date());
-    const env = { DATABASE_URL: database.url ?? '', HERALD_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'), HERALD_DATA_DIR: '/nonexistent-herald-data', LOG_LEVEL: 'silent' };
-    const workers = [heraldSpawn(['worker'], env), heraldSpawn(['worker'], env)];
+    const env = { DATABASE_URL: database.url ?? '', HERALD_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'), HERALD_DATA_DIR: '/nonexistent-herald-data', LOG_LEVEL: 'info' };
+    const workers = [heraldSpawn(['worker'], env, 'pipe'), heraldSpawn(['worker'], env, 'pipe')];
+    const logs = workers.map(() => '');
+    workers.forEach((w, i) => w.stderr?.on('data', (chunk: Buffer) => (logs[i] += chunk.toString())));
     const exits = workers.map((w) => new Promise<number | null>((resolve) => w.once('exit', resolve)));
+    // SIGTERM is for running workers: one still loading its modules has no handler yet and dies of it.
+    for (const until = Date.now() + 30_000; !logs.every((l) => l.includes('worker started')) && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 100));
     try {
       let status = '';
       for (const until = Date.now() + 30_000; status !== 'published' && Date.now() < until; ) {
@@ -87,6 +91,6 @@ describe('herald worker, running', () => {
     } finally {
       for (const w of workers) w.kill('SIGTERM');
     }
-    expect(await Promise.all(exits)).toEqual([0, 0]);
+    expect(await Promise.all(exits), logs.join('\n')).toEqual([0, 0]);
   }, 60_000);
 });

@@ -25,8 +25,8 @@ export function herald(args: string[], env: Record<string, string>): Promise<Cli
 }
 
 /** Starts the real `herald` binary and returns at once: for a process a test stops (or kills) midway. */
-export function heraldSpawn(args: string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, [HERALD_BIN, ...args], { env: cliEnv(env), stdio: 'ignore' });
+export function heraldSpawn(args: string[], env: Record<string, string>, output: 'ignore' | 'pipe' = 'ignore'): ChildProcess {
+  return spawn(process.execPath, [HERALD_BIN, ...args], { env: cliEnv(env), stdio: ['ignore', output, output] });
 }
 
 /** The one JSON object a successful command prints. */

@@ -43,9 +43,18 @@ export async function updateEndpointOwnedBy(
 }
 
 /** Deletes an endpoint of this owner with its deliveries and attempts; false when there is none. */
+/**
+ * Deletes the endpoint and, by cascade, its deliveries. Their rows are locked first, in the order a
+ * worker recording an attempt takes them (delivery, then endpoint), so the two never deadlock.
+ */
 export async function deleteEndpointOwnedBy(db: Kysely<Database>, id: string, userId: string): Promise<boolean> {
-  const result = await db.deleteFrom('webhook_endpoints').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
-  return result.numDeletedRows > 0n;
+  return db.transaction().execute(async (trx) => {
+    const owned = await trx.selectFrom('webhook_endpoints').select('id').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+    if (owned === undefined) return false;
+    await trx.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', id).orderBy('id').forUpdate().execute();
+    const result = await trx.deleteFrom('webhook_endpoints').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+    return result.numDeletedRows > 0n;
+  });
 }
 
 /** The owner's enabled endpoints and the event types each wants. */
