@@ -173,6 +173,11 @@ async function send(req: ApiRequest): Promise<ApiResponse> {
   return res;
 }
 
+/** A body sent as is, with this content type, to the operation on the caller's own resource. */
+function sendRaw(op: Operation, payload: string, contentType: string): Promise<ApiResponse> {
+  return send({ method: op.method, url: pathFor(op), ...(op.keyed ? { key: owner.key } : {}), payload, headers: { 'content-type': contentType } });
+}
+
 beforeAll(async () => {
   const user = await userWithKey(api.db, 'fuzz');
   const acc = await account(api.db, user.userId, 'x', 'fuzz');
@@ -263,37 +268,13 @@ describe('hostile input on every operation', () => {
           `{"caption": "${'x'.repeat(2 * 1024 * 1024)}"}`,
           `${'['.repeat(10_000)}${']'.repeat(10_000)}`,
         ]) {
-          refused(
-            await send({
-              method: op.method,
-              url: pathFor(op),
-              ...keyed,
-              payload,
-              headers: { 'content-type': 'application/json' },
-            }),
-          );
+          refused(await sendRaw(op, payload, 'application/json'));
         }
-        refused(
-          await send({
-            method: op.method,
-            url: pathFor(op),
-            ...keyed,
-            payload: 'caption=x',
-            headers: { 'content-type': 'application/x-www-form-urlencoded' },
-          }),
-        );
+        refused(await sendRaw(op, 'caption=x', 'application/x-www-form-urlencoded'));
       }
       if (op.multipart) {
         for (const payload of ['', 'not multipart', '--b\r\nContent-Disposition: form-data; name="file"\r\n\r\nabc', '--b--']) {
-          refused(
-            await send({
-              method: op.method,
-              url: pathFor(op),
-              ...keyed,
-              payload,
-              headers: { 'content-type': 'multipart/form-data; boundary=b' },
-            }),
-          );
+          refused(await sendRaw(op, payload, 'multipart/form-data; boundary=b'));
         }
       }
       // Query values of every wrong kind.

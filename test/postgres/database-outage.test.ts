@@ -1,58 +1,39 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openPostgres } from '../../src/data/database.js';
 import { buildApp } from '../../src/http/app.js';
 import { ServiceState } from '../../src/http/service-state.js';
 import { injectChecked } from '../support/api.js';
 import { fetchChecked } from '../support/fetch-checked.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { userWithKey } from '../support/fixtures.js';
 import { testMediaSettings } from '../support/media-settings.js';
 import { startTestPublishing } from '../support/publishing.js';
 import { startTestServer } from '../support/server.js';
-import { TcpProxy } from '../support/tcp-proxy.js';
+import { useProxiedDatabase } from '../support/tcp-proxy.js';
 
 // Runs only on Postgres (see vitest.config.ts): it needs a server that can go away and come back.
-let database: TestDatabase;
-let proxy: TcpProxy;
-let proxiedUrl: string;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  const target = new URL(database.url ?? '');
-  proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
-  await proxy.start();
-  const proxied = new URL(target);
-  proxied.hostname = '127.0.0.1';
-  proxied.port = String(proxy.port);
-  proxiedUrl = proxied.toString();
-});
-
-afterAll(async () => {
-  await proxy?.stop();
-  await database?.close();
-});
+const pg = useProxiedDatabase();
 
 describe('when Postgres goes away', () => {
   it('answers 503 Database not available while it is down, and recovers by itself when it is back', async () => {
-    const { key } = await userWithKey(database.db);
+    const { key } = await userWithKey(pg.database.db);
     const media = testMediaSettings();
-    const handle = openPostgres(proxiedUrl);
+    const handle = openPostgres(pg.url);
     const state = new ServiceState(media);
-    const publishing = await startTestPublishing(database.db, media.storage);
+    const publishing = await startTestPublishing(pg.database.db, media.storage);
     state.attach(handle.db, publishing.parts);
     const app = await buildApp({ context: state });
     const get = () => injectChecked(app, { method: 'GET', url: '/api/v1/accounts', key });
     try {
       expect((await get()).status).toBe(200);
 
-      await proxy.stop();
+      await pg.proxy.stop();
       const down = await get();
       expect(down.status).toBe(503);
       expect(down.body).toEqual({ error: 'Database not available' });
       const create = await injectChecked(app, { method: 'POST', url: '/api/v1/posts', key, body: { accountIds: ['acc_a'] } });
       expect(create.status).toBe(503);
 
-      await proxy.start();
+      await pg.proxy.start();
       expect((await get()).status).toBe(200);
     } finally {
       await app.close();
@@ -63,15 +44,15 @@ describe('when Postgres goes away', () => {
   });
 
   it('starts while Postgres is down, answering 503 Auth not initialized until it can reach it', async () => {
-    const { key } = await userWithKey(database.db);
-    await proxy.stop();
-    const server = await startTestServer({ databaseUrl: proxiedUrl, migrateOnStart: true });
+    const { key } = await userWithKey(pg.database.db);
+    await pg.proxy.stop();
+    const server = await startTestServer({ databaseUrl: pg.url, migrateOnStart: true });
     try {
       const early = await fetchChecked(server.url, 'GET', '/api/v1/accounts', { key });
       expect(early.status).toBe(503);
       expect(early.body).toEqual({ error: 'Auth not initialized' });
 
-      await proxy.start();
+      await pg.proxy.start();
       await server.ready;
       const later = await fetchChecked(server.url, 'GET', '/api/v1/accounts', { key });
       expect(later.status).toBe(200);

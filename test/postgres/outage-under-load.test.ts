@@ -1,34 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { UNLIMITED } from '../support/api.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { fetchChecked } from '../support/fetch-checked.js';
 import { account, userWithKey } from '../support/fixtures.js';
 import { startTestServer } from '../support/server.js';
-import { TcpProxy } from '../support/tcp-proxy.js';
+import { useProxiedDatabase } from '../support/tcp-proxy.js';
 
 // Runs only on Postgres (see vitest.config.ts): Postgres vanishes (its connections cut, new ones
 // refused) in the middle of a load of keyed creates, and comes back.
-let database: TestDatabase;
-let proxy: TcpProxy;
-let proxiedUrl: string;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  const target = new URL(database.url ?? '');
-  proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
-  await proxy.start();
-  const proxied = new URL(target);
-  proxied.hostname = '127.0.0.1';
-  proxied.port = String(proxy.port);
-  proxiedUrl = proxied.toString();
-});
-
-afterAll(async () => {
-  await proxy?.stop();
-  await database?.close();
-});
+const pg = useProxiedDatabase();
 
 const CLIENTS = 6;
 const LOAD_MS = 6000;
@@ -38,9 +19,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('Postgres stopped under load, then back', () => {
   it('answers 503 quickly meanwhile, loses no acknowledged post, makes none twice, and publishes every one exactly once without a restart', async () => {
-    const { userId, key } = await userWithKey(database.db);
-    const accounts = [await account(database.db, userId, 'x', 'a'), await account(database.db, userId, 'linkedin', 'b'), await account(database.db, userId, 'threads', 'c')];
-    const server = await startTestServer({ databaseUrl: proxiedUrl, migrateOnStart: true, rateLimits: UNLIMITED });
+    const { userId, key } = await userWithKey(pg.database.db);
+    const accounts = [await account(pg.database.db, userId, 'x', 'a'), await account(pg.database.db, userId, 'linkedin', 'b'), await account(pg.database.db, userId, 'threads', 'c')];
+    const server = await startTestServer({ databaseUrl: pg.url, migrateOnStart: true, rateLimits: UNLIMITED });
     await server.ready;
     const statuses = new Map<number, number>();
     const acknowledged = new Set<string>();
@@ -79,12 +60,12 @@ describe('Postgres stopped under load, then back', () => {
     const end = Date.now() + LOAD_MS;
     const outage = (async () => {
       await sleep(2000);
-      await proxy.stop();
+      await pg.proxy.stop();
       await sleep(500);
       const ready = await fetchChecked(server.url, 'GET', '/health/ready');
       readyWhileDown = ready.status;
       await sleep(1500);
-      await proxy.start();
+      await pg.proxy.start();
     })();
     try {
       await Promise.all([outage, ...Array.from({ length: CLIENTS }, (_, n) => client(n))]);
@@ -95,14 +76,14 @@ describe('Postgres stopped under load, then back', () => {
       expect((await fetchChecked(server.url, 'GET', '/health/ready')).status).toBe(200);
 
       // Every acknowledged post, and nothing else, with its three targets, published exactly once each.
-      const posts = await database.db.selectFrom('posts').select('id').where('user_id', '=', userId).execute();
+      const posts = await pg.database.db.selectFrom('posts').select('id').where('user_id', '=', userId).execute();
       expect(posts.map((p) => p.id).sort()).toEqual([...acknowledged].sort());
       let unsettled = -1;
       for (const until = Date.now() + 60_000; unsettled !== 0 && Date.now() < until; await sleep(250)) {
-        unsettled = (await database.db.selectFrom('posts').select('id').where('user_id', '=', userId).where('status', '<>', 'published').execute()).length;
+        unsettled = (await pg.database.db.selectFrom('posts').select('id').where('user_id', '=', userId).where('status', '<>', 'published').execute()).length;
       }
       expect(unsettled).toBe(0);
-      const perTarget = await database.db
+      const perTarget = await pg.database.db
         .selectFrom('post_targets as t')
         .innerJoin('posts as p', 'p.id', 't.post_id')
         .leftJoin('target_parts as tp', (j) => j.onRef('tp.post_id', '=', 't.post_id').onRef('tp.account_id', '=', 't.account_id'))

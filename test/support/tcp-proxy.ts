@@ -1,4 +1,6 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { afterAll, beforeAll } from 'vitest';
+import { createTestDatabase, type TestDatabase } from './database.js';
 
 /** A TCP forwarder on 127.0.0.1 that a test can cut and restore, to make a database vanish and return. */
 export class TcpProxy {
@@ -39,4 +41,31 @@ export class TcpProxy {
     for (const s of this.#sockets) s.destroy();
     if (server) await new Promise((r) => server.close(r));
   }
+}
+
+export interface ProxiedDatabase {
+  database: TestDatabase;
+  proxy: TcpProxy;
+  /** A connection string to the database through the proxy. */
+  url: string;
+}
+
+/** A fresh Postgres test database for one test file, reached through a proxy the test can cut and restore. */
+export function useProxiedDatabase(): ProxiedDatabase {
+  const proxied = {} as ProxiedDatabase;
+  beforeAll(async () => {
+    proxied.database = await createTestDatabase();
+    const target = new URL(proxied.database.url ?? '');
+    proxied.proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+    await proxied.proxy.start();
+    const through = new URL(target);
+    through.hostname = '127.0.0.1';
+    through.port = String(proxied.proxy.port);
+    proxied.url = through.toString();
+  });
+  afterAll(async () => {
+    await proxied.proxy?.stop();
+    await proxied.database?.close();
+  });
+  return proxied;
 }

@@ -47,11 +47,7 @@ export async function completeKey(db: Kysely<Database>, scope: IdempotencyScope,
   await db
     .updateTable('idempotency_keys')
     .set({ state: 'done', status_code: statusCode, body })
-    .where('user_id', '=', scope.userId)
-    .where('operation_id', '=', scope.operationId)
-    .where('key', '=', scope.key)
-    .where('claim', '=', claim)
-    .where('state', '=', 'in_progress')
+    .where((eb) => eb.and(heldBy(scope, claim)))
     .execute();
 }
 
@@ -59,12 +55,13 @@ export async function completeKey(db: Kysely<Database>, scope: IdempotencyScope,
 export async function deleteKeyInProgress(db: Kysely<Database>, scope: IdempotencyScope, claim: string): Promise<void> {
   await db
     .deleteFrom('idempotency_keys')
-    .where('user_id', '=', scope.userId)
-    .where('operation_id', '=', scope.operationId)
-    .where('key', '=', scope.key)
-    .where('claim', '=', claim)
-    .where('state', '=', 'in_progress')
+    .where((eb) => eb.and(heldBy(scope, claim)))
     .execute();
+}
+
+/** The key's row while this claim's request holds it. */
+function heldBy(scope: IdempotencyScope, claim: string) {
+  return { user_id: scope.userId, operation_id: scope.operationId, key: scope.key, claim, state: 'in_progress' as const };
 }
 
 /** Deletes keys past their expiry; how many. */
