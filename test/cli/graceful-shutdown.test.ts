@@ -30,9 +30,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('herald serve on SIGTERM', () => {
   it('stops taking connections, finishes the request in flight (its post is saved), then exits 0', async () => {
-    const userId = json<{ id: string }>(await herald(['user', 'create', '--name', 'Ada'], env)).id;
-    const accountId = json<{ id: string }>(await herald(['account', 'connect', '--platform', 'x', '--username', 'ada', '--user', userId], env)).id;
-    const key = json<{ key: string }>(await herald(['key', 'create', '--user', userId], env)).key;
+    // One command for a user, accounts and a key: each command opens the embedded database anew.
+    const demo = json<{ accounts: { id: string }[]; key: string }>(await herald(['demo'], env));
+    const [accountId, key] = [demo.accounts[0]?.id, demo.key];
     const service = await heraldServe(env);
     const url = new URL('/api/v1/posts', service.url);
     const body = Buffer.from(JSON.stringify({ accountIds: [accountId], caption: 'Sent while the server stops' }));
