@@ -15,6 +15,13 @@ export interface paths {
          * List posts
          * @description The caller's own posts, newest first, a page at a time; with `status`, only the posts in
          *     that state (for example `?status=failed` to find what needs attention).
+         *
+         *     Two ways to page. `offset` skips that many posts: simple, but the deeper the page the more
+         *     the server reads, and a post created while a client pages shifts everything after it by
+         *     one. `cursor` continues after the last post of the page that returned it (`nextCursor`):
+         *     it costs the same at any depth, and posts created meanwhile (they are newer, so they come
+         *     first) neither repeat nor hide anything on the later pages. Send one or the other: a
+         *     cursor with an `offset` other than 0 is refused.
          */
         get: operations["listPosts"];
         put?: never;
@@ -1177,6 +1184,11 @@ export interface components {
             limit: number;
             /** @description The `offset` used. */
             offset: number;
+            /**
+             * @description Pass as `cursor` for the next page; null when this page is the last.
+             * @example cDEucG9zdF80bjZxOHMwdTJ3NHk2YThjMGUyZzRqNmw4bS4xNzk0NjQ4ODAwMDAw
+             */
+            nextCursor: string | null;
         };
         /** @description The caller's active accounts. */
         AccountList: {
@@ -1935,6 +1947,12 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description How many items to skip from the newest. */
                 offset?: components["parameters"]["Offset"];
+                /**
+                 * @description A `nextCursor` from an earlier page of the same listing (same `status`): the page
+                 *     starts after the last post of that page. Opaque; anything else is a 400. If that post
+                 *     was deleted since, the page starts after where it was.
+                 */
+                cursor?: string;
                 /** @description Only posts in this state. */
                 status?: components["schemas"]["PostStatus"];
             };
@@ -1956,7 +1974,7 @@ export interface operations {
                     "application/json": components["schemas"]["PostList"];
                 };
             };
-            /** @description `limit` or `offset` is not an integer or is out of range. */
+            /** @description `limit` or `offset` is not an integer or is out of range, `cursor` is not one this API returned, or both `cursor` and an `offset` were sent. */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 
 export interface ServeProcess {
+  pid: number;
   /** Where it listens, as its ready line says. */
   url: string;
   /** SIGTERM, then waits for it to exit; its exit code. */
@@ -8,6 +9,8 @@ export interface ServeProcess {
   /** Everything it printed so far, stdout and stderr. */
   output(): string;
 }
+
+const OUTPUT_KEPT = 1 << 20;
 
 /**
  * Starts `herald serve` (`node ...nodeArgs serve`) on 127.0.0.1, on a port the system picks, and
@@ -17,7 +20,9 @@ export async function startHeraldServe(nodeArgs: string[], env: Record<string, s
   const child = spawn(process.execPath, [...nodeArgs, 'serve'], { env: { ...env, HOST: '127.0.0.1', PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   let printed = '';
-  for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+  // Only the last of it is kept: a server logging every request under load would fill memory.
+  const keep = (chunk: Buffer) => (printed = (printed + chunk.toString()).slice(-OUTPUT_KEPT));
+  for (const stream of [child.stdout, child.stderr]) stream.on('data', keep);
   const stop = () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     return exited;
@@ -37,7 +42,7 @@ export async function startHeraldServe(nodeArgs: string[], env: Record<string, s
         reject(new Error(`herald serve exited with ${code}`));
       });
     });
-    return { url, stop, output: () => printed };
+    return { pid: child.pid ?? 0, url, stop, output: () => printed };
   } catch (err) {
     await stop();
     throw err;

@@ -1,5 +1,5 @@
 import type { PGlite } from '@electric-sql/pglite';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 
@@ -33,8 +33,48 @@ export function openPostgres(connectionString: string, onConnectionError: (err: 
   // listens while a client is idle, and a dead client can be checked out before its error arrives.
   pool.on('error', onConnectionError);
   pool.on('connect', (client) => client.on('error', onConnectionError));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparing(pool) }) });
   return { db, backend: 'postgres', close: () => db.destroy() };
+}
+
+/** Beyond this many distinct statements, new ones go unnamed: a server-side cache that cannot grow without bound. */
+const MAX_PREPARED_STATEMENTS = 1000;
+
+/**
+ * Runs every statement with parameters as a named prepared statement, so that each connection
+ * has Postgres parse and plan it once rather than on every call (Kysely sends them unnamed). The
+ * same text always gets the same name; pg prepares it on a connection the first time it is used
+ * there. Statements without parameters (BEGIN, COMMIT, multi-statement scripts) are sent as they are.
+ */
+function preparing(pool: pg.Pool): PostgresPool {
+  const names = new Map<string, string>();
+  const nameOf = (text: string): string | undefined => {
+    let name = names.get(text);
+    if (name === undefined && names.size < MAX_PREPARED_STATEMENTS) {
+      name = `herald_${names.size}`;
+      names.set(text, name);
+    }
+    return name;
+  };
+  const wrapped = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  return {
+    async connect() {
+      const client = await pool.connect();
+      let wrapper = wrapped.get(client);
+      if (wrapper === undefined) {
+        wrapper = {
+          query: ((text: string, values?: unknown[]) => {
+            const name = values !== undefined && values.length > 0 ? nameOf(text) : undefined;
+            return name === undefined ? client.query(text, values) : client.query({ name, text, values });
+          }) as unknown as PostgresPoolClient['query'],
+          release: () => client.release(),
+        };
+        wrapped.set(client, wrapper);
+      }
+      return wrapper;
+    },
+    end: () => pool.end(),
+  };
 }
 
 export interface EmbeddedOptions {

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { disconnectAccount as setDisconnected, insertAccount, selectActiveAccountsForUser, type AccountRow } from '../data/queries/accounts.js';
+import { disconnectAccount as setDisconnected, insertAccount, selectActiveAccountsForUser, type ReachableAccount } from '../data/queries/accounts.js';
 import type { Database } from '../data/schema.js';
 import type { Account, AccountList } from './api-types.js';
 import { DomainError } from './errors.js';
@@ -13,7 +13,7 @@ export async function listAccounts(db: Kysely<Database>, userId: string): Promis
   return { data: rows.map(toAccountView) };
 }
 
-export function toAccountView(row: AccountRow): Account {
+export function toAccountView(row: ReachableAccount): Account {
   return {
     id: row.id,
     platform: row.platform,

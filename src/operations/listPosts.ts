@@ -5,5 +5,10 @@ import type { OperationContext } from '../operations-kit/context.js';
 
 export function listPostsHandler(ctx: OperationContext): OperationHandler<'listPosts'> {
   return async (req) =>
-    listPosts(ctx.db(), callerOf(req).userId, defaulted(req.query.limit, 'limit'), defaulted(req.query.offset, 'offset'), req.query.status);
+    listPosts(ctx.db(), callerOf(req).userId, {
+      limit: defaulted(req.query.limit, 'limit'),
+      offset: defaulted(req.query.offset, 'offset'),
+      ...(req.query.status === undefined ? {} : { status: req.query.status }),
+      ...(req.query.cursor === undefined ? {} : { cursor: req.query.cursor }),
+    });
 }

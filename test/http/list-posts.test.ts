@@ -1,6 +1,7 @@
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { useTestApi, type InvalidRequest, type Schemas } from '../support/api.js';
-import { account, inOneHour, userWithKey } from '../support/fixtures.js';
+import { account, inOneHour, postCount, userWithKey } from '../support/fixtures.js';
 
 const api = useTestApi();
 
@@ -81,5 +82,93 @@ describe('GET /api/v1/posts', () => {
       expect(res.body.error).toBe('Invalid request');
       expect(res.body.details, query).toEqual([expect.objectContaining({ code, expected, received, path: [field] })]);
     }
+  });
+
+  describe('with a cursor', () => {
+    async function walk(key: string, query: string): Promise<{ ids: string[]; pages: number }> {
+      const ids: string[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const url: string = `/api/v1/posts?${query}${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
+        const res = await api.request<Schemas['PostList']>({ method: 'GET', url, key });
+        expect(res.status, url).toBe(200);
+        expect(res.body.offset).toBe(0);
+        ids.push(...res.body.data.map((p) => p.id));
+        cursor = res.body.nextCursor;
+        pages++;
+      } while (cursor !== null && pages < 20);
+      return { ids, pages };
+    }
+
+    it('walks every post once, newest first, and says null after the last page', async () => {
+      const u = await userWithKey(api.db);
+      const acc = await account(api.db, u.userId);
+      const ids = (await createPosts(u.key, acc, 5)).reverse();
+      expect(await walk(u.key, 'limit=2')).toEqual({ ids, pages: 3 });
+      // A last page that is exactly full still says there is nothing after it.
+      expect(await walk(u.key, 'limit=5')).toEqual({ ids, pages: 1 });
+      const none = await userWithKey(api.db);
+      const empty = await api.request<Schemas['PostList']>({ method: 'GET', url: '/api/v1/posts', key: none.key });
+      expect(empty.body).toEqual({ data: [], limit: 25, offset: 0, nextCursor: null });
+    });
+
+    it('keeps its place while posts are created and deleted between pages', async () => {
+      const u = await userWithKey(api.db);
+      const acc = await account(api.db, u.userId);
+      const older = (await createPosts(u.key, acc, 6)).reverse();
+      // Seconds apart: a deleted post's place is kept to the millisecond.
+      for (const [i, id] of older.entries()) await sql`update posts set created_at = ${new Date(Date.UTC(2026, 0, 1, 0, 0, 10 - i))} where id = ${id}`.execute(api.db);
+      const first = await api.request<Schemas['PostList']>({ method: 'GET', url: '/api/v1/posts?limit=3', key: u.key });
+      expect(first.body.data.map((p) => p.id)).toEqual(older.slice(0, 3));
+      const newer = await createPosts(u.key, acc, 2);
+      // The post the cursor names goes too: the next page still starts where it was.
+      const gone = await api.request({ method: 'DELETE', url: `/api/v1/posts/${older[2]}`, key: u.key });
+      expect(gone.status).toBe(200);
+      const cursor = encodeURIComponent(first.body.nextCursor ?? '');
+      const second = await api.request<Schemas['PostList']>({ method: 'GET', url: `/api/v1/posts?limit=3&cursor=${cursor}`, key: u.key });
+      expect(second.body.data.map((p) => p.id)).toEqual(older.slice(3));
+      expect(second.body.nextCursor).toBeNull();
+      const fresh = await api.request<Schemas['PostList']>({ method: 'GET', url: '/api/v1/posts?limit=2', key: u.key });
+      expect(fresh.body.data.map((p) => p.id)).toEqual(newer.reverse());
+    });
+
+    it('orders posts created in the same millisecond by their stored time, then id, without skipping any', async () => {
+      const u = await userWithKey(api.db);
+      const acc = await account(api.db, u.userId);
+      const ids = await createPosts(u.key, acc, 6);
+      // Microseconds apart within one millisecond, and two at the very same instant.
+      const times = ['2026-03-01 10:00:00.123900+00', '2026-03-01 10:00:00.123100+00', '2026-03-01 10:00:00.123500+00', '2026-03-01 10:00:00.123500+00', '2026-03-01 10:00:00.123499+00', '2026-03-01 10:00:00.124+00'];
+      for (const [i, id] of ids.entries()) await sql`update posts set created_at = ${times[i]}::timestamptz where id = ${id}`.execute(api.db);
+      const expected = await api.db.selectFrom('posts').select('id').where('user_id', '=', u.userId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+      expect((await walk(u.key, 'limit=1')).ids).toEqual(expected.map((r) => r.id));
+      expect((await walk(u.key, 'limit=4')).ids).toEqual(expected.map((r) => r.id));
+    });
+
+    it('pages within a status the same way', async () => {
+      const u = await userWithKey(api.db);
+      const acc = await account(api.db, u.userId);
+      const drafts = (await createPosts(u.key, acc, 3)).reverse();
+      await api.request({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [acc], caption: 'later', scheduledAt: inOneHour() } });
+      expect(await walk(u.key, 'limit=2&status=draft')).toEqual({ ids: drafts, pages: 2 });
+    });
+
+    it('refuses a cursor it did not make, and a cursor with an offset, and writes nothing', async () => {
+      const u = await userWithKey(api.db);
+      const acc = await account(api.db, u.userId);
+      await createPosts(u.key, acc, 2);
+      const page = await api.request<Schemas['PostList']>({ method: 'GET', url: '/api/v1/posts?limit=1', key: u.key });
+      const good = page.body.nextCursor ?? '';
+      const forged = Buffer.from('p1.post_x.1').toString('base64url');
+      for (const cursor of ['abc', forged, `${good}x`, Buffer.from(`p1.${page.body.data[0]?.id}.12.3`).toString('base64url'), Buffer.from(`p2.${page.body.data[0]?.id}.1`).toString('base64url')]) {
+        const res = await api.request<InvalidRequest>({ method: 'GET', url: `/api/v1/posts?cursor=${encodeURIComponent(cursor)}`, key: u.key });
+        expect(res.status, cursor).toBe(400);
+        expect(res.body.details).toEqual([expect.objectContaining({ code: 'invalid_string', received: cursor, path: ['cursor'] })]);
+      }
+      const both = await api.request<InvalidRequest>({ method: 'GET', url: `/api/v1/posts?offset=1&cursor=${encodeURIComponent(good)}`, key: u.key });
+      expect(both.status).toBe(400);
+      expect(both.body.details).toEqual([expect.objectContaining({ code: 'invalid_combination', received: '1', path: ['offset'] })]);
+      expect(await postCount(api.db, u.userId)).toBe(2);
+    });
   });
 });

@@ -46,25 +46,28 @@ export async function disconnectAccount(db: Kysely<Database>, id: string, at: Da
   return row?.disconnected_at ?? undefined;
 }
 
-/** Connected accounts the user owns or reaches through an organization, oldest first; optionally only these ids. */
-export async function selectActiveAccountsForUser(
-  db: Kysely<Database>,
-  userId: string,
-  onlyIds?: readonly string[],
-): Promise<AccountRow[]> {
-  let query = db
+/** What a user sees of an account they can post to. */
+export type ReachableAccount = Pick<AccountRow, 'id' | 'platform' | 'username' | 'display_name' | 'mode' | 'health' | 'health_message' | 'created_at'>;
+
+/**
+ * Connected accounts the user owns or reaches through an organization, oldest first; optionally
+ * only these ids. Two branches, each on its own index (owner_user_id; memberships then
+ * owner_org_id), where one OR of both would scan every account.
+ */
+export async function selectActiveAccountsForUser(db: Kysely<Database>, userId: string, onlyIds?: readonly string[]): Promise<ReachableAccount[]> {
+  if (onlyIds !== undefined && onlyIds.length === 0) return [];
+  const own = db
     .selectFrom('accounts')
-    .selectAll()
+    .select(['id', 'platform', 'username', 'display_name', 'mode', 'health', 'health_message', 'created_at'])
+    .where('owner_user_id', '=', userId)
     .where('disconnected_at', 'is', null)
-    .where((eb) =>
-      eb.or([
-        eb('owner_user_id', '=', userId),
-        eb('owner_org_id', 'in', eb.selectFrom('memberships').select('org_id').where('user_id', '=', userId)),
-      ]),
-    );
-  if (onlyIds !== undefined) {
-    if (onlyIds.length === 0) return [];
-    query = query.where('id', 'in', onlyIds);
-  }
-  return query.orderBy('created_at').orderBy('id').execute();
+    .$if(onlyIds !== undefined, (q) => q.where('id', 'in', onlyIds ?? []));
+  const throughOrganizations = db
+    .selectFrom('memberships')
+    .innerJoin('accounts', 'accounts.owner_org_id', 'memberships.org_id')
+    .select(['accounts.id', 'accounts.platform', 'accounts.username', 'accounts.display_name', 'accounts.mode', 'accounts.health', 'accounts.health_message', 'accounts.created_at'])
+    .where('memberships.user_id', '=', userId)
+    .where('accounts.disconnected_at', 'is', null)
+    .$if(onlyIds !== undefined, (q) => q.where('accounts.id', 'in', onlyIds ?? []));
+  return own.unionAll(throughOrganizations).orderBy('created_at').orderBy('id').execute();
 }

@@ -10,8 +10,8 @@ export async function insertApiKey(
   await db.insertInto('api_keys').values(key).execute();
 }
 
-export async function selectApiKeyByHash(db: Kysely<Database>, keyHash: string): Promise<ApiKeyRow | undefined> {
-  return db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
+export async function selectApiKeyByHash(db: Kysely<Database>, keyHash: string): Promise<Pick<ApiKeyRow, 'id' | 'user_id' | 'key_hash' | 'expires_at' | 'revoked_at'> | undefined> {
+  return db.selectFrom('api_keys').select(['id', 'user_id', 'key_hash', 'expires_at', 'revoked_at']).where('key_hash', '=', keyHash).executeTakeFirst();
 }
 
 /** Sets revoked_at once; revoking again returns the first revocation time. */

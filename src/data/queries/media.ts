@@ -3,6 +3,10 @@ import type { Database, MediaAssetsTable } from '../schema.js';
 
 export type MediaRow = Selectable<MediaAssetsTable>;
 
+/** The columns the platform limits judge a medium by. */
+const MEDIA_FACTS_COLUMNS = ['id', 'kind', 'mime', 'bytes', 'width', 'height', 'duration_ms'] as const;
+export type MediaFactsRow = Pick<MediaRow, (typeof MEDIA_FACTS_COLUMNS)[number]>;
+
 export async function insertMediaAsset(db: Kysely<Database>, media: Insertable<MediaAssetsTable>): Promise<MediaRow> {
   return db.insertInto('media_assets').values(media).returningAll().executeTakeFirstOrThrow();
 }
@@ -11,9 +15,9 @@ export async function insertMediaAsset(db: Kysely<Database>, media: Insertable<M
  * The user's media among these ids, each row locked against deletion until the transaction ends
  * (FOR KEY SHARE, the lock the post_media foreign key takes; it waits for deleteMedia's FOR UPDATE).
  */
-export async function selectMediaOwnedByForKeyShare(trx: Transaction<Database>, userId: string, ids: readonly string[]): Promise<MediaRow[]> {
+export async function selectMediaOwnedByForKeyShare(trx: Transaction<Database>, userId: string, ids: readonly string[]): Promise<MediaFactsRow[]> {
   if (ids.length === 0) return [];
-  return trx.selectFrom('media_assets').selectAll().where('owner_user_id', '=', userId).where('id', 'in', ids).forKeyShare().execute();
+  return trx.selectFrom('media_assets').select(MEDIA_FACTS_COLUMNS).where('owner_user_id', '=', userId).where('id', 'in', ids).forKeyShare().execute();
 }
 
 /** One page of the user's media, newest first (matches media_assets_owner_created_at_id_idx). */

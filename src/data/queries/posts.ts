@@ -3,6 +3,10 @@ import type { Database, PostMediaTable, PostStatus, PostsTable, PostTargetsTable
 
 export type PostRow = Selectable<PostsTable>;
 
+/** The columns the API shows of a post: what reads select, rather than every column. */
+export const POST_VIEW_COLUMNS = ['id', 'user_id', 'caption', 'first_comment', 'post_type', 'status', 'scheduled_at', 'created_at', 'updated_at'] as const;
+export type PostViewRow = Pick<PostRow, (typeof POST_VIEW_COLUMNS)[number]>;
+
 /** A target as the domain states it: jsonb columns as plain values, null for none. */
 export interface NewPostTarget extends Omit<Insertable<PostTargetsTable>, 'fields' | 'thread_parts'> {
   fields: Record<string, unknown> | null;
@@ -15,21 +19,30 @@ export interface NewPost {
   media: Insertable<PostMediaTable>[];
 }
 
-/** A post, its targets and its media, inside the caller's transaction: all of it is written or none. */
-export async function insertPostWithTargets(trx: Transaction<Database>, { post, targets, media }: NewPost): Promise<PostRow> {
-  const row = await trx.insertInto('posts').values(post).returningAll().executeTakeFirstOrThrow();
-  await insertContents(trx, { targets, media });
-  return row;
+/**
+ * A post, its targets and its media in one statement (the posts row in a CTE: the foreign keys
+ * are checked at the statement's end), inside the caller's transaction.
+ */
+export async function insertPostWithTargets(trx: Transaction<Database>, { post, targets, media }: NewPost): Promise<void> {
+  const withPost = trx.with('inserted_post', (db) => db.insertInto('posts').values(post).returning('id'));
+  if (media.length === 0) {
+    await withPost.insertInto('post_targets').values(targets.map(targetValues)).execute();
+    return;
+  }
+  await withPost
+    .with('inserted_targets', (db) => db.insertInto('post_targets').values(targets.map(targetValues)).returning('post_id'))
+    .insertInto('post_media')
+    .values(media)
+    .execute();
 }
 
 async function insertContents(trx: Transaction<Database>, { targets, media }: Omit<NewPost, 'post'>): Promise<void> {
-  if (targets.length > 0) {
-    await trx
-      .insertInto('post_targets')
-      .values(targets.map((t) => ({ ...t, fields: toJsonb(t.fields), thread_parts: toJsonb(t.thread_parts) })))
-      .execute();
-  }
+  if (targets.length > 0) await trx.insertInto('post_targets').values(targets.map(targetValues)).execute();
   if (media.length > 0) await trx.insertInto('post_media').values(media).execute();
+}
+
+function targetValues(t: NewPostTarget): Insertable<PostTargetsTable> {
+  return { ...t, fields: toJsonb(t.fields), thread_parts: toJsonb(t.thread_parts) };
 }
 
 /** Replaces a post's targets and media inside the caller's transaction (an edit of an unpublished post). */
@@ -66,20 +79,48 @@ function toJsonb(value: object | null): string | null {
   return value === null ? null : JSON.stringify(value);
 }
 
-/** One page of the user's posts, newest first, id breaking ties (matches the user's indexes, with or without status). */
-export async function selectPostsPage(db: Kysely<Database>, userId: string, limit: number, offset: number, status?: PostStatus): Promise<PostRow[]> {
-  let query = db.selectFrom('posts').selectAll().where('user_id', '=', userId);
-  if (status !== undefined) query = query.where('status', '=', status);
+export interface PageOfPosts {
+  limit: number;
+  offset: number;
+  status?: PostStatus;
+  /** Only posts after this one in the order (older, or as old with a smaller id). */
+  after?: { id: string; createdAtCeiling: Date };
+}
+
+/**
+ * One page of the user's posts, newest first, id breaking ties (matches the user's indexes, with
+ * or without status). After a post: its stored time and id bound the page, so the cost does not
+ * grow with the depth; a post deleted since stands in with a time rounded up to the millisecond.
+ */
+export async function selectPostsPage(db: Kysely<Database>, userId: string, page: PageOfPosts): Promise<PostViewRow[]> {
+  let query = db.selectFrom('posts').select(POST_VIEW_COLUMNS).where('user_id', '=', userId);
+  if (page.status !== undefined) query = query.where('status', '=', page.status);
+  const after = page.after;
+  if (after !== undefined) {
+    query = query.where((eb) =>
+      eb(
+        eb.refTuple('created_at', 'id'),
+        '<',
+        eb.tuple(
+          eb.fn.coalesce(
+            eb.selectFrom('posts as cursor_post').select('cursor_post.created_at').where('cursor_post.id', '=', after.id).where('cursor_post.user_id', '=', userId),
+            eb.val(after.createdAtCeiling),
+          ),
+          eb.val(after.id),
+        ),
+      ),
+    );
+  }
   return query
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
-    .limit(limit)
-    .offset(offset)
+    .limit(page.limit)
+    .offset(page.offset)
     .execute();
 }
 
-export async function selectPostOwnedBy(db: Kysely<Database>, id: string, userId: string): Promise<PostRow | undefined> {
-  return db.selectFrom('posts').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+export async function selectPostOwnedBy(db: Kysely<Database>, id: string, userId: string): Promise<PostViewRow | undefined> {
+  return db.selectFrom('posts').select(POST_VIEW_COLUMNS).where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
 }
 
 /** Locks the row until the transaction ends, so its status cannot change between a check and a write. */
@@ -89,4 +130,12 @@ export async function selectPostOwnedByForUpdate(db: Kysely<Database>, id: strin
 
 export async function deletePostById(db: Kysely<Database>, id: string): Promise<void> {
   await db.deleteFrom('posts').where('id', '=', id).execute();
+}
+
+/**
+ * Deletes the user's post if its status is one of these, in one statement; its job id when it
+ * did. A concurrent change of the post's row (it waits for its lock) is seen before deciding.
+ */
+export async function deletePostInStatus(db: Kysely<Database>, id: string, userId: string, statuses: readonly PostStatus[]): Promise<{ publish_job_id: string | null } | undefined> {
+  return db.deleteFrom('posts').where('id', '=', id).where('user_id', '=', userId).where('status', 'in', statuses).returning('publish_job_id').executeTakeFirst();
 }

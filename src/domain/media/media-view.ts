@@ -1,9 +1,9 @@
-import type { MediaRow } from '../../data/queries/media.js';
+import type { MediaFactsRow, MediaRow } from '../../data/queries/media.js';
 import type { Media } from '../api-types.js';
 import type { MediaFacts } from '../platforms/index.js';
 
 /** What the platform rules need to know of a stored media asset. */
-export function toMediaFacts(row: MediaRow): MediaFacts {
+export function toMediaFacts(row: MediaFactsRow): MediaFacts {
   return {
     id: row.id,
     kind: row.kind,

@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
-import { selectActiveAccountsForUser, type AccountRow } from '../../data/queries/accounts.js';
-import { selectMediaOwnedByForKeyShare, type MediaRow } from '../../data/queries/media.js';
+import { selectActiveAccountsForUser, type ReachableAccount } from '../../data/queries/accounts.js';
+import { selectMediaOwnedByForKeyShare, type MediaFactsRow } from '../../data/queries/media.js';
 import { insertPostWithTargets, type NewPost } from '../../data/queries/posts.js';
 import type { Database } from '../../data/schema.js';
 import type { PublicationQueue } from '../../queue/publication-queue.js';
@@ -100,7 +100,7 @@ export function postContents(postId: string, input: ValidatedPostCreateInput): P
 }
 
 /** One target per account, with the media in request order; every id has been found. */
-function targetsToCheck(input: ValidatedPostCreateInput, accounts: AccountRow[], media: MediaRow[]): TargetToCheck[] {
+function targetsToCheck(input: ValidatedPostCreateInput, accounts: ReachableAccount[], media: MediaFactsRow[]): TargetToCheck[] {
   const accountById = new Map(accounts.map((a) => [a.id, a]));
   const mediaById = new Map(media.map((m) => [m.id, m]));
   const facts: MediaFacts[] = (input.mediaIds ?? []).map((id) => toMediaFacts(found(mediaById, id)));

@@ -1,17 +1,17 @@
 import type { Kysely } from 'kysely';
-import { selectMediaIdsOfPost, selectTargetsWithAccounts, type PostRow, type TargetWithAccount } from '../../data/queries/posts.js';
+import { selectMediaIdsOfPost, selectTargetsWithAccounts, type PostViewRow, type TargetWithAccount } from '../../data/queries/posts.js';
 import type { Database } from '../../data/schema.js';
 import type { PostDetail, PostTarget } from '../api-types.js';
 import type { ErrorCategory } from '../../publishers/publisher.js';
 import { toPostView } from './post-view.js';
 
 /** A post with its media and targets, as getPost shows it. */
-export async function loadPostDetail(db: Kysely<Database>, post: PostRow): Promise<PostDetail> {
+export async function loadPostDetail(db: Kysely<Database>, post: PostViewRow): Promise<PostDetail> {
   const [targets, mediaIds] = await Promise.all([selectTargetsWithAccounts(db, post.id), selectMediaIdsOfPost(db, post.id)]);
   return { ...toPostView(post), mediaIds, targets: targets.map((t) => toTargetView(post, t)) };
 }
 
-function toTargetView(post: PostRow, t: TargetWithAccount): PostTarget {
+function toTargetView(post: PostViewRow, t: TargetWithAccount): PostTarget {
   const settledWithError = (t.state === 'failed' || t.state === 'unknown') && t.error_category !== null;
   return {
     accountId: t.account_id,

@@ -1,8 +1,8 @@
-import type { PostRow } from '../../data/queries/posts.js';
+import type { PostViewRow } from '../../data/queries/posts.js';
 import type { Post, PostType } from '../api-types.js';
 
 /** A stored post as the API shows it: UTC timestamps with milliseconds, null scheduledAt on drafts. */
-export function toPostView(row: PostRow): Post {
+export function toPostView(row: PostViewRow): Post {
   return {
     id: row.id,
     userId: row.user_id,

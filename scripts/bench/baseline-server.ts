@@ -1,0 +1,207 @@
+/**
+ * The benchmark's baseline: a deliberately minimal server answering Herald's five measured
+ * operations on Herald's schema with Herald's contract (same paths, bodies and statuses), the
+ * way one would write it by hand: Fastify without schemas, pg with named prepared statements,
+ * hand-written checks. It does the work Herald does (the key looked up by its hash, ownership
+ * checked, a create in one transaction) and nothing else: no spec, no Ajv, no Kysely, no rate
+ * limits, no logging. Run by scripts/bench.ts as `node --import tsx scripts/bench/baseline-server.ts`.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import pg from 'pg';
+
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
+const app = Fastify({ logger: false });
+
+const POST_COLUMNS = 'id, user_id, caption, first_comment, post_type, status, scheduled_at, created_at, updated_at';
+const Q = {
+  auth: 'select id, user_id, expires_at, revoked_at from api_keys where key_hash = $1',
+  listPosts: `select ${POST_COLUMNS} from posts where user_id = $1 order by created_at desc, id desc limit $2 offset $3`,
+  getPost: `select ${POST_COLUMNS} from posts where id = $1 and user_id = $2`,
+  targets: `select t.account_id, a.platform, a.username, t.caption_override, t.fields, t.thread_parts, t.state, t.platform_post_id, t.url,
+                   t.published_at, t.error_category, t.error_message, t.next_attempt_at, t.attempts
+            from post_targets t join accounts a on a.id = t.account_id where t.post_id = $1 order by t.position`,
+  mediaIds: 'select media_id from post_media where post_id = $1 order by position',
+  accounts: `select * from (
+               select id, platform, username, display_name, mode, health, health_message, created_at from accounts where owner_user_id = $1 and disconnected_at is null
+               union all
+               select a.id, a.platform, a.username, a.display_name, a.mode, a.health, a.health_message, a.created_at
+               from memberships m join accounts a on a.owner_org_id = m.org_id where m.user_id = $1 and a.disconnected_at is null
+             ) owned order by created_at, id`,
+  ownedAccounts: `select id, platform from accounts where id = any($2) and disconnected_at is null
+                  and (owner_user_id = $1 or owner_org_id in (select org_id from memberships where user_id = $1))`,
+  ownedMedia: 'select id, kind, mime, bytes, width, height, duration_ms from media_assets where owner_user_id = $1 and id = any($2) for key share',
+  insertPost: `with p as (insert into posts (id, user_id, caption, first_comment, post_type, status, scheduled_at) values ($1, $2, $3, $4, $5, $6, $7)),
+               t as (insert into post_targets (post_id, account_id, position, caption_override)
+                     select $1, a.id, a.n - 1, a.caption from unnest($8::text[], $9::text[]) with ordinality a(id, caption, n))
+               insert into post_media (post_id, media_id, position) select $1, m.id, m.n - 1 from unnest($10::text[]) with ordinality m(id, n)`,
+  deletePost: `delete from posts where id = $1 and user_id = $2 and status in ('draft', 'scheduled') returning publish_job_id`,
+  postStatus: 'select status from posts where id = $1 and user_id = $2',
+};
+
+/** Runs a statement by name, so each connection parses and plans it once. */
+function query(client: pg.Pool | pg.PoolClient, name: keyof typeof Q, values: unknown[]) {
+  return client.query({ name, text: Q[name], values });
+}
+
+const CAPTION_LIMITS: Record<string, number> = { x: 280, bluesky: 300, linkedin: 3000, mastodon: 500, threads: 500 };
+const ID = /^[a-z]+_[0-9abcdefghjkmnpqrstvwxyz]{26}$/;
+
+async function caller(req: FastifyRequest, reply: FastifyReply): Promise<string | undefined> {
+  const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
+  if (token === undefined) return void reply.code(401).send({ error: 'Missing API key' });
+  const hash = createHash('sha256').update(token).digest('hex');
+  const { rows } = await query(pool, 'auth', [hash]);
+  const key = rows[0];
+  if (!key || key.revoked_at !== null || (key.expires_at !== null && key.expires_at <= new Date())) return void reply.code(401).send({ error: 'Invalid API key' });
+  return key.user_id as string;
+}
+
+function postView(r: Record<string, any>) {
+  return {
+    id: r.id,
+    userId: r.user_id,
+    caption: r.caption,
+    firstComment: r.first_comment,
+    postType: r.post_type,
+    status: r.status,
+    scheduledAt: r.status === 'draft' ? null : (r.scheduled_at?.toISOString() ?? null),
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+  };
+}
+
+app.get('/api/v1/posts', async (req, reply) => {
+  const userId = await caller(req, reply);
+  if (userId === undefined) return reply;
+  const q = req.query as Record<string, string | undefined>;
+  const limit = q.limit === undefined ? 25 : Number(q.limit);
+  const offset = q.offset === undefined ? 0 : Number(q.offset);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100 || !Number.isInteger(offset) || offset < 0) return reply.code(400).send({ error: 'Invalid request' });
+  const { rows } = await query(pool, 'listPosts', [userId, limit, offset]);
+  return { data: rows.map(postView), limit, offset };
+});
+
+app.get('/api/v1/posts/:id', async (req, reply) => {
+  const userId = await caller(req, reply);
+  if (userId === undefined) return reply;
+  const { id } = req.params as { id: string };
+  const post = ID.test(id) ? (await query(pool, 'getPost', [id, userId])).rows[0] : undefined;
+  if (!post) return reply.code(404).send({ error: 'Post not found' });
+  const [targets, media] = await Promise.all([query(pool, 'targets', [id]), query(pool, 'mediaIds', [id])]);
+  return {
+    ...postView(post),
+    mediaIds: media.rows.map((m) => m.media_id),
+    targets: targets.rows.map((t) => {
+      const withError = (t.state === 'failed' || t.state === 'unknown') && t.error_category !== null;
+      return {
+        accountId: t.account_id,
+        platform: t.platform,
+        username: t.username,
+        caption: t.caption_override ?? post.caption,
+        fields: t.fields,
+        threadParts: t.thread_parts,
+        status: t.state,
+        platformPostId: t.platform_post_id,
+        url: t.url,
+        publishedAt: t.published_at?.toISOString() ?? null,
+        error: withError
+          ? {
+              message: t.error_message ?? '',
+              category: t.error_category,
+              retrying: t.state === 'failed' && t.next_attempt_at !== null,
+              attempts: t.attempts,
+              nextAttemptAt: t.state === 'failed' ? (t.next_attempt_at?.toISOString() ?? null) : null,
+            }
+          : null,
+      };
+    }),
+  };
+});
+
+app.get('/api/v1/accounts', async (req, reply) => {
+  const userId = await caller(req, reply);
+  if (userId === undefined) return reply;
+  const { rows } = await query(pool, 'accounts', [userId]);
+  return {
+    data: rows.map((a) => ({ id: a.id, platform: a.platform, username: a.username, displayName: a.display_name, mode: a.mode, health: a.health, healthMessage: a.health_message })),
+  };
+});
+
+interface CreateBody {
+  accountIds: string[];
+  caption?: string;
+  mediaIds?: string[];
+  accountOverrides?: { accountId: string; captionOverride?: string }[];
+}
+
+function isCreateBody(b: unknown): b is CreateBody {
+  const body = b as CreateBody;
+  const strings = (v: unknown) => Array.isArray(v) && v.every((s) => typeof s === 'string');
+  return (
+    typeof b === 'object' &&
+    b !== null &&
+    strings(body.accountIds) &&
+    body.accountIds.length > 0 &&
+    (body.caption === undefined || typeof body.caption === 'string') &&
+    (body.mediaIds === undefined || strings(body.mediaIds)) &&
+    (body.accountOverrides === undefined || (Array.isArray(body.accountOverrides) && body.accountOverrides.every((o) => typeof o?.accountId === 'string')))
+  );
+}
+
+app.post('/api/v1/posts', async (req, reply) => {
+  const userId = await caller(req, reply);
+  if (userId === undefined) return reply;
+  const body = req.body;
+  if (!isCreateBody(body)) return reply.code(400).send({ error: 'Invalid request' });
+  const mediaIds = body.mediaIds ?? [];
+  const overrides = new Map((body.accountOverrides ?? []).map((o) => [o.accountId, o.captionOverride ?? null]));
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    const accounts = await query(client, 'ownedAccounts', [userId, body.accountIds]);
+    const media = await query(client, 'ownedMedia', [userId, mediaIds]);
+    const platformOf = new Map(accounts.rows.map((a) => [a.id, a.platform]));
+    const refusal =
+      body.accountIds.find((id) => !platformOf.has(id)) !== undefined
+        ? [403, 'Account not accessible']
+        : media.rows.length !== new Set(mediaIds).size
+          ? [403, 'Media not accessible']
+          : body.accountIds.some((id) => (overrides.get(id) ?? body.caption ?? '').length > (CAPTION_LIMITS[platformOf.get(id)] ?? 500)) || mediaIds.length > 4
+            ? [400, 'Caption or media over the platform limit']
+            : null;
+    if (refusal !== null) {
+      await client.query('rollback');
+      return reply.code(refusal[0] as number).send({ error: refusal[1] });
+    }
+    const id = `post_${randomBytes(13).toString('hex').slice(0, 26)}`;
+    const captions = body.accountIds.map((a) => overrides.get(a) ?? null);
+    await query(client, 'insertPost', [id, userId, body.caption ?? null, null, 'post', 'draft', null, body.accountIds, captions, mediaIds]);
+    await client.query('commit');
+    return reply.code(201).send({ id, status: 'draft' });
+  } catch (err) {
+    await client.query('rollback');
+    throw err;
+  } finally {
+    client.release();
+  }
+});
+
+app.delete('/api/v1/posts/:id', async (req, reply) => {
+  const userId = await caller(req, reply);
+  if (userId === undefined) return reply;
+  const { id } = req.params as { id: string };
+  if (!ID.test(id)) return reply.code(404).send({ error: 'Post not found' });
+  const deleted = await query(pool, 'deletePost', [id, userId]);
+  if (deleted.rowCount === 0) {
+    const post = (await query(pool, 'postStatus', [id, userId])).rows[0];
+    return post ? reply.code(409).send({ error: 'Cannot delete published post' }) : reply.code(404).send({ error: 'Post not found' });
+  }
+  return { success: true };
+});
+
+const address = await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT ?? 0) });
+console.log(`baseline listening at ${address}`);
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => void app.close().then(() => pool.end()));
+}
