@@ -6,7 +6,9 @@
  *    against publishing an already-due post (the work itself, measured in the same run); and how
  *    long after each post.published event was recorded a webhook receiver on 127.0.0.1 had it.
  * 2. Throughput (Postgres only, with DATABASE_URL): 1,000 due posts of 3 targets drained by
- *    `herald worker --once` processes, three at once against one alone.
+ *    `herald worker --once` processes, two and four at once against one alone.
+ * 3. Idle (Postgres only): the CPU an idle `herald serve` (with its in-process worker) and
+ *    Postgres use over 20 s, as a share of one core.
  *
  *   npm run bench:publishing                               # latency, embedded database in memory
  *   DATABASE_URL=postgres://.../scratch npm run bench:publishing   # both (the database is emptied)
@@ -34,9 +36,11 @@ import { LocalDiskStorage } from '../src/storage/local-disk-storage.js';
 import { startPublishingRuntime } from '../src/worker/runtime.js';
 import { startWorker } from '../src/worker/worker.js';
 import { HERALD_BIN, buildHerald } from './build.js';
+import { cpuSeconds, postgresProcesses } from './bench/processes.js';
+import { startHeraldServe } from './herald-serve.js';
 
 const execFileAsync = promisify(execFile);
-const LATENCY_POSTS = 20;
+const LATENCY_POSTS = 40;
 const THROUGHPUT_POSTS = 1000;
 const quiet = { info: () => {}, error: () => {} };
 
@@ -95,7 +99,7 @@ async function latency(db: Kysely<Database>, dataDir: string): Promise<void> {
   const work = percentile(baseline, 50);
   console.log(`publishing one due post of 3 targets (baseline): median ${work.toFixed(1)} ms`);
   console.log(
-    `in-process worker, ${rows.length} targets of ${LATENCY_POSTS} scheduled posts: published after scheduledAt by median ${percentile(lags, 50).toFixed(0)} ms, p95 ${percentile(lags, 95).toFixed(0)} ms, max ${Math.max(...lags).toFixed(0)} ms (${(percentile(lags, 50) / work).toFixed(1)}x the baseline; the worker polls its queue every 500 ms)`,
+    `in-process worker, ${rows.length} targets of ${LATENCY_POSTS} scheduled posts: published after scheduledAt by p50 ${percentile(lags, 50).toFixed(0)} ms, p99 ${percentile(lags, 99).toFixed(0)} ms, max ${Math.max(...lags).toFixed(0)} ms (${(percentile(lags, 50) / work).toFixed(1)}x the baseline)`,
   );
   const hooks = receiver.lags;
   console.log(
@@ -129,7 +133,7 @@ async function throughput(db: Kysely<Database>, url: string): Promise<void> {
   await buildHerald();
   const env = { DATABASE_URL: url, HERALD_SECRET_KEY: randomBytes(32).toString('base64'), HERALD_DATA_DIR: tmpdir(), LOG_LEVEL: 'silent' };
   const results: number[] = [];
-  for (const workers of [1, 3]) {
+  for (const workers of [1, 2, 4]) {
     const { userId, accounts } = await sandboxUser(db);
     const due = new Date(Date.now() - 1000);
     for (let i = 0; i < THROUGHPUT_POSTS; i += 250) {
@@ -146,7 +150,27 @@ async function throughput(db: Kysely<Database>, url: string): Promise<void> {
     results.push(THROUGHPUT_POSTS / seconds);
     console.log(`${workers} herald worker --once: ${THROUGHPUT_POSTS} posts x 3 targets in ${seconds.toFixed(1)} s: ${(THROUGHPUT_POSTS / seconds).toFixed(0)} posts/s`);
   }
-  console.log(`ratio (3 workers / 1 worker): ${((results[1] ?? Number.NaN) / (results[0] ?? Number.NaN)).toFixed(2)}x`);
+  const one = results[0] ?? Number.NaN;
+  console.log(`scaling: 2 workers ${((results[1] ?? Number.NaN) / one).toFixed(2)}x, 4 workers ${((results[2] ?? Number.NaN) / one).toFixed(2)}x one worker's posts/s`);
+}
+
+const IDLE_SECONDS = 20;
+
+/** An idle service should cost nothing: no busy polling in Herald, and none it causes in Postgres. */
+async function idle(db: Kysely<Database>, url: string): Promise<void> {
+  const service = await startHeraldServe([HERALD_BIN], { PATH: process.env.PATH ?? '', DATABASE_URL: url, HERALD_SECRET_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: 'warn' });
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const backend = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db)).rows[0]?.pid ?? 0;
+    const postgres = () => postgresProcesses(backend).reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+    const before = { herald: cpuSeconds(service.pid), postgres: postgres() };
+    await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
+    const herald = (cpuSeconds(service.pid) - before.herald) / IDLE_SECONDS;
+    const pg = (postgres() - before.postgres) / IDLE_SECONDS;
+    console.log(`idle herald serve (in-process worker) over ${IDLE_SECONDS} s: Herald ${(herald * 100).toFixed(2)}% of a core, Postgres ${(pg * 100).toFixed(2)}% (1 tick = 0.05% here)`);
+  } finally {
+    await service.stop();
+  }
 }
 
 async function main(): Promise<void> {
@@ -158,6 +182,7 @@ async function main(): Promise<void> {
     if (url) await sql`truncate posts, users, accounts, sandbox_outbox cascade`.execute(handle.db);
     await latency(handle.db, dataDir);
     if (url) await throughput(handle.db, url);
+    if (url) await idle(handle.db, url);
     else console.log('throughput: set DATABASE_URL to a scratch Postgres database to measure several worker processes');
   } finally {
     await handle.close();

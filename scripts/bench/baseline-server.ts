@@ -78,8 +78,12 @@ app.get('/api/v1/posts', async (req, reply) => {
   const limit = q.limit === undefined ? 25 : Number(q.limit);
   const offset = q.offset === undefined ? 0 : Number(q.offset);
   if (!Number.isInteger(limit) || limit < 1 || limit > 100 || !Number.isInteger(offset) || offset < 0) return reply.code(400).send({ error: 'Invalid request' });
-  const { rows } = await query(pool, 'listPosts', [userId, limit, offset]);
-  return { data: rows.map(postView), limit, offset };
+  // One row more than the page says whether there is a next page.
+  const { rows } = await query(pool, 'listPosts', [userId, limit + 1, offset]);
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  const nextCursor = rows.length > limit && last ? Buffer.from(`p1.${last.id}.${last.created_at.getTime()}`).toString('base64url') : null;
+  return { data: page.map(postView), limit, offset, nextCursor };
 });
 
 app.get('/api/v1/posts/:id', async (req, reply) => {

@@ -1,5 +1,5 @@
 import multipart from '@fastify/multipart';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
 import { loadSpecification, REFERENCE_HTML_PATH } from '../contract/specification.js';
 import type { OperationContext } from '../operations-kit/context.js';
@@ -26,6 +26,11 @@ export interface AppOptions {
   trustProxy?: FastifyServerOptions['trustProxy'];
 }
 
+/** One log line per request, written when it is answered (it names the request too), rather than two. */
+class AnsweredOnly extends LogController {
+  override incomingRequest(): void {}
+}
+
 /** The HTTP API: every route comes from the spec's operationIds, validated by its schemas. */
 export async function buildApp({
   context,
@@ -44,6 +49,7 @@ export async function buildApp({
     frameworkErrors: (err, req, reply) => void answerFrameworkError(err, req, reply, limiting.unrouted),
     clientErrorHandler: answerClientError,
     trustProxy,
+    logController: new AnsweredOnly(),
   });
   app.setValidatorCompiler(createValidatorCompiler());
   await installSecurityHeaders(app);
