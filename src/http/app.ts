@@ -1,5 +1,5 @@
 import multipart from '@fastify/multipart';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
 import { loadSpecification, REFERENCE_HTML_PATH } from '../contract/specification.js';
 import type { OperationContext } from '../operations-kit/context.js';
@@ -26,9 +26,14 @@ export interface AppOptions {
   trustProxy?: FastifyServerOptions['trustProxy'];
 }
 
-/** One log line per request, written when it is answered (it names the request too), rather than two. */
+/** One log line per request, written when it is answered and naming the request, rather than two. */
 class AnsweredOnly extends LogController {
   override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (error) super.requestCompleted(error, request, reply);
+    else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
 }
 
 /** The HTTP API: every route comes from the spec's operationIds, validated by its schemas. */

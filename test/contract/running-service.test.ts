@@ -101,7 +101,7 @@ describe('the running service honours its contract', { timeout: 120_000 }, () =>
     const posts = await call<Schemas['PostList']>('GET', '/api/v1/posts?limit=10');
     expect(posts.body.data.map((p) => p.id)).toEqual([scheduled.body.id, draft.body.id]);
     expect((await call('GET', '/api/v1/posts?limit=1000')).status).toBe(400);
-    expect((await fetchChecked(baseUrl, 'GET', '/api/v1/posts', { key: ids.bobKey })).body).toEqual({ data: [], limit: 25, offset: 0 });
+    expect((await fetchChecked(baseUrl, 'GET', '/api/v1/posts', { key: ids.bobKey })).body).toEqual({ data: [], limit: 25, offset: 0, nextCursor: null });
 
     expect((await call('DELETE', `/api/v1/media/${uploaded.body.id}`)).status).toBe(400);
     expect((await call('DELETE', `/api/v1/posts/${draft.body.id}`)).status).toBe(200);
