@@ -59,7 +59,7 @@ interface Operation {
   name: string;
   /** Throughput the target asks of Herald, as a share of the baseline's. */
   target: number;
-  request(seeded: Seeded, run: string): Promise<LoadRequest>;
+  request(seeded: Seeded, run: string): LoadRequest | Promise<LoadRequest>;
   limit: { seconds: number } | { amount: number };
 }
 
@@ -107,19 +107,19 @@ async function checkSameAnswers(herald: string, baseline: string, seeded: Seeded
 
 function operations(client: pg.Client): Operation[] {
   return [
-    { name: 'listPosts (limit 25)', target: 0.85, limit: { seconds: SECONDS }, request: async () => ({ method: 'GET', paths: ['/api/v1/posts?limit=25'] }) },
+    { name: 'listPosts (limit 25)', target: 0.85, limit: { seconds: SECONDS }, request: () => ({ method: 'GET', paths: ['/api/v1/posts?limit=25'] }) },
     {
       name: 'getPost (3 targets, 2 media)',
       target: 0.85,
       limit: { seconds: SECONDS },
-      request: async (s) => ({ method: 'GET', paths: s.postIds.map((id) => `/api/v1/posts/${id}`) }),
+      request: (s) => ({ method: 'GET', paths: s.postIds.map((id) => `/api/v1/posts/${id}`) }),
     },
-    { name: 'listAccounts (3 own, 2 of an org)', target: 0.85, limit: { seconds: SECONDS }, request: async () => ({ method: 'GET', paths: ['/api/v1/accounts'] }) },
+    { name: 'listAccounts (3 own, 2 of an org)', target: 0.85, limit: { seconds: SECONDS }, request: () => ({ method: 'GET', paths: ['/api/v1/accounts'] }) },
     {
       name: 'createPost (3 accounts, 2 media, 1 override)',
       target: 0.75,
       limit: { seconds: SECONDS },
-      request: async (s) => ({
+      request: (s) => ({
         method: 'POST',
         paths: ['/api/v1/posts'],
         body: JSON.stringify({
@@ -191,7 +191,7 @@ async function main(): Promise<void> {
       await runScale(database.url, client);
       return;
     }
-    herald = await startHeraldServe([HERALD_BIN], { ...process.env, ...HERALD_ENV, DATABASE_URL: database.url } as Record<string, string>);
+    herald = await startHeraldServe([HERALD_BIN], { ...process.env, ...HERALD_ENV, DATABASE_URL: database.url });
     baseline = await startBaseline(database.url);
     const backend = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]?.pid ?? 0;
     for (const pid of [...postgresProcesses(backend), herald.pid, baseline.pid]) {

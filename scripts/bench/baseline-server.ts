@@ -39,9 +39,39 @@ const Q = {
   postStatus: 'select status from posts where id = $1 and user_id = $2',
 };
 
+type PostRow = { id: string; user_id: string; caption: string | null; first_comment: string | null; post_type: string; status: string; scheduled_at: Date | null; created_at: Date; updated_at: Date };
+type Rows = {
+  auth: { id: string; user_id: string; expires_at: Date | null; revoked_at: Date | null };
+  listPosts: PostRow;
+  getPost: PostRow;
+  targets: {
+    account_id: string;
+    platform: string;
+    username: string;
+    caption_override: string | null;
+    fields: unknown;
+    thread_parts: unknown;
+    state: string;
+    platform_post_id: string | null;
+    url: string | null;
+    published_at: Date | null;
+    error_category: string | null;
+    error_message: string | null;
+    next_attempt_at: Date | null;
+    attempts: number;
+  };
+  mediaIds: { media_id: string };
+  accounts: { id: string; platform: string; username: string; display_name: string | null; mode: string; health: string; health_message: string | null };
+  ownedAccounts: { id: string; platform: string };
+  ownedMedia: { id: string };
+  insertPost: Record<string, never>;
+  deletePost: { publish_job_id: string | null };
+  postStatus: { status: string };
+};
+
 /** Runs a statement by name, so each connection parses and plans it once. */
-function query(client: pg.Pool | pg.PoolClient, name: keyof typeof Q, values: unknown[]) {
-  return client.query({ name, text: Q[name], values });
+function query<N extends keyof typeof Q>(client: pg.Pool | pg.PoolClient, name: N, values: unknown[]): Promise<pg.QueryResult<Rows[N]>> {
+  return client.query<Rows[N]>({ name, text: Q[name], values });
 }
 
 const CAPTION_LIMITS: Record<string, number> = { x: 280, bluesky: 300, linkedin: 3000, mastodon: 500, threads: 500 };
@@ -54,10 +84,10 @@ async function caller(req: FastifyRequest, reply: FastifyReply): Promise<string 
   const { rows } = await query(pool, 'auth', [hash]);
   const key = rows[0];
   if (!key || key.revoked_at !== null || (key.expires_at !== null && key.expires_at <= new Date())) return void reply.code(401).send({ error: 'Invalid API key' });
-  return key.user_id as string;
+  return key.user_id;
 }
 
-function postView(r: Record<string, any>) {
+function postView(r: PostRow) {
   return {
     id: r.id,
     userId: r.user_id,
@@ -166,17 +196,18 @@ app.post('/api/v1/posts', async (req, reply) => {
     const accounts = await query(client, 'ownedAccounts', [userId, body.accountIds]);
     const media = await query(client, 'ownedMedia', [userId, mediaIds]);
     const platformOf = new Map(accounts.rows.map((a) => [a.id, a.platform]));
+    const overLimit = (id: string) => (overrides.get(id) ?? body.caption ?? '').length > (CAPTION_LIMITS[platformOf.get(id) ?? ''] ?? 500);
     const refusal =
       body.accountIds.find((id) => !platformOf.has(id)) !== undefined
-        ? [403, 'Account not accessible']
+        ? { status: 403, error: 'Account not accessible' }
         : media.rows.length !== new Set(mediaIds).size
-          ? [403, 'Media not accessible']
-          : body.accountIds.some((id) => (overrides.get(id) ?? body.caption ?? '').length > (CAPTION_LIMITS[platformOf.get(id)] ?? 500)) || mediaIds.length > 4
-            ? [400, 'Caption or media over the platform limit']
+          ? { status: 403, error: 'Media not accessible' }
+          : body.accountIds.some(overLimit) || mediaIds.length > 4
+            ? { status: 400, error: 'Caption or media over the platform limit' }
             : null;
     if (refusal !== null) {
       await client.query('rollback');
-      return reply.code(refusal[0] as number).send({ error: refusal[1] });
+      return reply.code(refusal.status).send({ error: refusal.error });
     }
     const id = `post_${randomBytes(13).toString('hex').slice(0, 26)}`;
     const captions = body.accountIds.map((a) => overrides.get(a) ?? null);

@@ -12,7 +12,7 @@ import { HERALD_BIN } from '../build.js';
 import { startHeraldServe } from '../herald-serve.js';
 import { REPO_ROOT } from '../spec-document.js';
 import { runLoad, type RunResult } from './load.js';
-import { pin } from './processes.js';
+import { affinity, pin, postgresProcesses } from './processes.js';
 import { seed } from './seed.js';
 
 const SIZES = [10_000, 100_000, 1_000_000];
@@ -33,8 +33,10 @@ export async function runScale(databaseUrl: string, client: pg.Client): Promise<
     DATABASE_URL: databaseUrl,
     HERALD_RATE_LIMIT_PER_MINUTE: '100000000',
     HERALD_RATE_LIMIT_WRITES_PER_MINUTE: '100000000',
-  } as Record<string, string>);
-  pin(herald.pid, '0');
+  });
+  const backend = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]?.pid ?? 0;
+  const postgres = postgresProcesses(backend).map((pid) => ({ pid, cores: affinity(pid) }));
+  for (const pid of [herald.pid, ...postgres.map((p) => p.pid)]) pin(pid, '0');
   pin(process.pid, '1');
   const measured: Measured[] = [];
   try {
@@ -59,6 +61,7 @@ export async function runScale(databaseUrl: string, client: pg.Client): Promise<
       measured.push({ posts, first, deep, cursor: viaCursor, create });
     }
   } finally {
+    for (const { pid, cores } of postgres) if (cores !== undefined) pin(pid, cores);
     await herald.stop();
   }
   const base = measured[0];
