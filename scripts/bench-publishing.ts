@@ -162,7 +162,8 @@ async function idle(db: Kysely<Database>, url: string): Promise<void> {
   try {
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const backend = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db)).rows[0]?.pid ?? 0;
-    const postgres = () => postgresProcesses(backend).reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+    // The postmaster with its ended children, and the children still running: backends come and go.
+    const postgres = () => postgresProcesses(backend).reduce((sum, pid, i) => sum + cpuSeconds(pid, i === 0), 0);
     const before = { herald: cpuSeconds(service.pid), postgres: postgres() };
     await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
     const herald = (cpuSeconds(service.pid) - before.herald) / IDLE_SECONDS;

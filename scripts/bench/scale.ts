@@ -21,10 +21,30 @@ const CREATE_SECONDS = 5;
 
 interface Measured {
   posts: number;
-  first: RunResult;
-  deep: RunResult;
-  cursor: RunResult;
+  first: Latency;
+  deep: Latency;
+  cursor: Latency;
   create: RunResult;
+}
+
+interface Latency {
+  p50: number;
+  p99: number;
+}
+
+/** One request at a time for READ_SECONDS, each timed to the microsecond (autocannon counts whole milliseconds). */
+async function sequentialLatency(url: string, key: string): Promise<Latency> {
+  const times: number[] = [];
+  for (const until = performance.now() + READ_SECONDS * 1000; performance.now() < until; ) {
+    const start = performance.now();
+    const res = await fetch(url, { headers: { authorization: `Bearer ${key}` } });
+    await res.arrayBuffer();
+    times.push(performance.now() - start);
+    if (res.status !== 200) throw new Error(`GET ${url}: ${res.status}`);
+  }
+  times.sort((a, b) => a - b);
+  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(times.length * q))] ?? Number.NaN;
+  return { p50: at(0.5), p99: at(0.99) };
 }
 
 export async function runScale(databaseUrl: string, client: pg.Client): Promise<void> {
@@ -52,7 +72,7 @@ export async function runScale(databaseUrl: string, client: pg.Client): Promise<
       const row = rows[0];
       if (row === undefined) throw new Error(`no post at depth ${depth}`);
       const cursor = encodePostCursor({ createdAt: row.created_at, id: row.id });
-      const read = (path: string) => runLoad(herald.url, user.key, { method: 'GET', paths: [path] }, 1, { seconds: READ_SECONDS });
+      const read = (path: string) => sequentialLatency(`${herald.url}${path}`, user.key);
       const first = await read('/api/v1/posts?limit=25');
       const deep = await read(`/api/v1/posts?limit=25&offset=${depth}`);
       const viaCursor = await read(`/api/v1/posts?limit=25&cursor=${encodeURIComponent(cursor)}`);
@@ -77,7 +97,7 @@ export async function runScale(databaseUrl: string, client: pg.Client): Promise<
         )}×) | ${f(m.create.requestsPerSecond, 0)} (${f(m.create.requestsPerSecond / base.create.requestsPerSecond)}×) |`,
     ),
     '',
-    `One connection for ${READ_SECONDS} s per read; createPost for ${CREATE_SECONDS} s at 10 connections, on a posts table that holds every earlier row too. Server and Postgres on core 0, load on core 1.`,
+    `Reads one at a time for ${READ_SECONDS} s each; createPost for ${CREATE_SECONDS} s at 10 connections, on a posts table that holds every earlier row too. Server and Postgres on core 0, load on core 1.`,
   ];
   const table = lines.join('\n');
   console.log(`\n${table}`);
