@@ -1,5 +1,15 @@
-import helmet from '@fastify/helmet';
-import type { FastifyInstance, RouteOptions } from 'fastify';
+import type { IncomingMessage, OutgoingHttpHeader, ServerResponse } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify';
+import helmet, { type HelmetOptions } from 'helmet';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The security headers of the route's answers, from `securityHeaders`. */
+    securityHeaders?: SecurityHeaders;
+  }
+}
+
+type SecurityHeaders = ReadonlyArray<readonly [string, OutgoingHttpHeader]>;
 
 /** A JSON API runs no scripts and shows no frames: its answers may load nothing at all. */
 const API_POLICY = {
@@ -26,21 +36,41 @@ const REFERENCE_POLICY = {
 /** Operations that serve the HTML reference and so get its policy. */
 const HTML_OPERATIONS = new Set(['getApiReference']);
 
+const helmetOptions = (directives: Record<string, string[]>): HelmetOptions => ({
+  contentSecurityPolicy: { useDefaults: false, directives },
+  referrerPolicy: { policy: 'no-referrer' },
+});
+
+/**
+ * The headers helmet sets with these options. They depend on nothing in the request (no nonces),
+ * so they are worked out once here rather than by helmet on every request.
+ */
+function securityHeaders(options: HelmetOptions): SecurityHeaders {
+  const headers = new Map<string, OutgoingHttpHeader>();
+  const recorder = {
+    setHeader: (name: string, value: OutgoingHttpHeader) => headers.set(name.toLowerCase(), value),
+    removeHeader: (name: string) => headers.delete(name.toLowerCase()),
+  };
+  helmet(options)({} as IncomingMessage, recorder as unknown as ServerResponse, (err?: unknown) => {
+    if (err) throw err;
+  });
+  return [...headers];
+}
+
 /**
  * Helmet's security headers on every answer: HSTS, nosniff, no framing, no referrer, and a
  * content security policy that allows nothing on the API and only the page itself on /docs.
  */
-export async function installSecurityHeaders(app: FastifyInstance): Promise<void> {
-  // Added before helmet's own onRoute hook, which reads `route.helmet`.
+export function installSecurityHeaders(app: FastifyInstance): void {
+  const api = securityHeaders(helmetOptions(API_POLICY));
+  const reference = securityHeaders(helmetOptions(REFERENCE_POLICY));
   app.addHook('onRoute', (route: RouteOptions) => {
     const operationId = (route.schema as { operationId?: string } | undefined)?.operationId;
-    if (operationId !== undefined && HTML_OPERATIONS.has(operationId)) {
-      route.helmet = { contentSecurityPolicy: { useDefaults: false, directives: REFERENCE_POLICY } };
-    }
+    if (operationId !== undefined && HTML_OPERATIONS.has(operationId)) route.config = { ...route.config, securityHeaders: reference };
   });
-  await app.register(helmet, {
-    global: true,
-    contentSecurityPolicy: { useDefaults: false, directives: API_POLICY },
-    referrerPolicy: { policy: 'no-referrer' },
+  // Unknown paths have no route config, and get the API's headers.
+  app.addHook('onRequest', (req: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    for (const [name, value] of req.routeOptions.config.securityHeaders ?? api) reply.raw.setHeader(name, value);
+    done();
   });
 }

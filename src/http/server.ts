@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import closeWithGrace from 'close-with-grace';
 import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
 import type { Environment } from '../config/environment.js';
 import { isDatabaseUnavailable } from '../data/connection-errors.js';
 import type { DatabaseHandle } from '../data/database.js';
@@ -29,6 +30,17 @@ export interface ServerHooks {
   onDemoSeeded?: (seed: DemoSeed, post: DemoPost) => void;
 }
 
+/** How long a log line may wait in the buffer before it is written. */
+const LOG_FLUSH_MS = 200;
+
+/**
+ * Standard output, written a buffer of lines at a time rather than one write per line (one per
+ * request under load). A line waits at most LOG_FLUSH_MS; pino writes what is left when the process exits.
+ */
+function logDestination() {
+  return pino.destination({ dest: 1, minLength: 4096, periodicFlush: LOG_FLUSH_MS });
+}
+
 /** How long to wait between attempts to reach a database that is not up yet. */
 const STARTUP_RETRY_MS = 2000;
 
@@ -45,7 +57,7 @@ export async function startServer(env: Environment, hooks: ServerHooks = {}): Pr
   });
   const app = await buildApp({
     context: state,
-    logger: { level: env.logLevel, redact: LOG_REDACTION },
+    logger: { level: env.logLevel, redact: LOG_REDACTION, stream: logDestination() },
     rateLimits: { limits: env.rateLimits, redisUrl: env.redisUrl },
     trustProxy: env.trustProxy,
   });

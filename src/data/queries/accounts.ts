@@ -1,4 +1,5 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
+import { compiledOnce } from '../compiled-query.js';
 import type { AccountsTable, Database } from '../schema.js';
 
 export type AccountRow = Selectable<AccountsTable>;
@@ -55,19 +56,28 @@ export type ReachableAccount = Pick<AccountRow, 'id' | 'platform' | 'username' |
  * owner_org_id), where one OR of both would scan every account.
  */
 export async function selectActiveAccountsForUser(db: Kysely<Database>, userId: string, onlyIds?: readonly string[]): Promise<ReachableAccount[]> {
-  if (onlyIds !== undefined && onlyIds.length === 0) return [];
+  if (onlyIds === undefined) return reachableAccounts(db, userId);
+  return onlyIds.length === 0 ? [] : reachableAccountsAmong(db, userId, [...onlyIds]);
+}
+
+const reachableAccounts = compiledOnce((db, userId: string) => reachable(db, userId));
+
+/** The ids are one array parameter (`= any($2)`), so every list length runs the same compiled statement. */
+const reachableAccountsAmong = compiledOnce((db, userId: string, ids: string[]) => reachable(db, userId, ids));
+
+function reachable(db: Kysely<Database>, userId: string, ids?: string[]) {
   const own = db
     .selectFrom('accounts')
     .select(['id', 'platform', 'username', 'display_name', 'mode', 'health', 'health_message', 'created_at'])
     .where('owner_user_id', '=', userId)
     .where('disconnected_at', 'is', null)
-    .$if(onlyIds !== undefined, (q) => q.where('id', 'in', onlyIds ?? []));
+    .$if(ids !== undefined, (q) => q.where((eb) => eb('id', '=', eb.fn.any(eb.val(ids ?? [])))));
   const throughOrganizations = db
     .selectFrom('memberships')
     .innerJoin('accounts', 'accounts.owner_org_id', 'memberships.org_id')
     .select(['accounts.id', 'accounts.platform', 'accounts.username', 'accounts.display_name', 'accounts.mode', 'accounts.health', 'accounts.health_message', 'accounts.created_at'])
     .where('memberships.user_id', '=', userId)
     .where('accounts.disconnected_at', 'is', null)
-    .$if(onlyIds !== undefined, (q) => q.where('accounts.id', 'in', onlyIds ?? []));
-  return own.unionAll(throughOrganizations).orderBy('created_at').orderBy('id').execute();
+    .$if(ids !== undefined, (q) => q.where((eb) => eb('accounts.id', '=', eb.fn.any(eb.val(ids ?? [])))));
+  return own.unionAll(throughOrganizations).orderBy('created_at').orderBy('id');
 }

@@ -1,4 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
+import { compiledOnce } from '../compiled-query.js';
 import type { ApiKeysTable, Database } from '../schema.js';
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
@@ -10,8 +11,13 @@ export async function insertApiKey(
   await db.insertInto('api_keys').values(key).execute();
 }
 
+const apiKeyByHash = compiledOnce((db, keyHash: string) =>
+  db.selectFrom('api_keys').select(['id', 'user_id', 'key_hash', 'expires_at', 'revoked_at']).where('key_hash', '=', keyHash),
+);
+
+/** Every request's first statement. */
 export async function selectApiKeyByHash(db: Kysely<Database>, keyHash: string): Promise<Pick<ApiKeyRow, 'id' | 'user_id' | 'key_hash' | 'expires_at' | 'revoked_at'> | undefined> {
-  return db.selectFrom('api_keys').select(['id', 'user_id', 'key_hash', 'expires_at', 'revoked_at']).where('key_hash', '=', keyHash).executeTakeFirst();
+  return (await apiKeyByHash(db, keyHash))[0];
 }
 
 /** Sets revoked_at once; revoking again returns the first revocation time. */

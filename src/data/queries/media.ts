@@ -1,4 +1,5 @@
 import type { Insertable, Kysely, Selectable, Transaction } from 'kysely';
+import { compiledOnce } from '../compiled-query.js';
 import type { Database, MediaAssetsTable } from '../schema.js';
 
 export type MediaRow = Selectable<MediaAssetsTable>;
@@ -16,9 +17,17 @@ export async function insertMediaAsset(db: Kysely<Database>, media: Insertable<M
  * (FOR KEY SHARE, the lock the post_media foreign key takes; it waits for deleteMedia's FOR UPDATE).
  */
 export async function selectMediaOwnedByForKeyShare(trx: Transaction<Database>, userId: string, ids: readonly string[]): Promise<MediaFactsRow[]> {
-  if (ids.length === 0) return [];
-  return trx.selectFrom('media_assets').select(MEDIA_FACTS_COLUMNS).where('owner_user_id', '=', userId).where('id', 'in', ids).forKeyShare().execute();
+  return ids.length === 0 ? [] : mediaOwnedByForKeyShare(trx, userId, [...ids]);
 }
+
+const mediaOwnedByForKeyShare = compiledOnce((db, userId: string, ids: string[]) =>
+  db
+    .selectFrom('media_assets')
+    .select(MEDIA_FACTS_COLUMNS)
+    .where('owner_user_id', '=', userId)
+    .where((eb) => eb('id', '=', eb.fn.any(eb.val(ids))))
+    .forKeyShare(),
+);
 
 /** One page of the user's media, newest first (matches media_assets_owner_created_at_id_idx). */
 export async function selectMediaPage(db: Kysely<Database>, userId: string, limit: number, offset: number): Promise<MediaRow[]> {

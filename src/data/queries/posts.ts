@@ -1,4 +1,5 @@
 import type { Insertable, Kysely, Selectable, Transaction } from 'kysely';
+import { compiledOnce } from '../compiled-query.js';
 import type { Database, PostMediaTable, PostStatus, PostsTable, PostTargetsTable } from '../schema.js';
 
 export type PostRow = Selectable<PostsTable>;
@@ -52,26 +53,43 @@ export async function replacePostContents(trx: Transaction<Database>, postId: st
   await insertContents(trx, contents);
 }
 
-export interface TargetWithAccount extends Selectable<PostTargetsTable> {
-  platform: string;
-  username: string;
-}
+/** What getPost shows of a target: no lease or attempt bookkeeping, whose dates would only be parsed to be dropped. */
+const TARGET_VIEW_COLUMNS = [
+  'post_targets.account_id',
+  'post_targets.caption_override',
+  'post_targets.fields',
+  'post_targets.thread_parts',
+  'post_targets.state',
+  'post_targets.platform_post_id',
+  'post_targets.url',
+  'post_targets.published_at',
+  'post_targets.error_category',
+  'post_targets.error_message',
+  'post_targets.next_attempt_at',
+  'post_targets.attempts',
+  'accounts.platform',
+  'accounts.username',
+] as const;
+
+export type TargetWithAccount = Pick<
+  Selectable<PostTargetsTable>,
+  'account_id' | 'caption_override' | 'fields' | 'thread_parts' | 'state' | 'platform_post_id' | 'url' | 'published_at' | 'error_category' | 'error_message' | 'next_attempt_at' | 'attempts'
+> & { platform: string; username: string };
 
 /** A post's targets in request order, with what the API shows of their accounts. */
-export async function selectTargetsWithAccounts(db: Kysely<Database>, postId: string): Promise<TargetWithAccount[]> {
-  return db
+export const selectTargetsWithAccounts: (db: Kysely<Database>, postId: string) => Promise<TargetWithAccount[]> = compiledOnce((db, postId: string) =>
+  db
     .selectFrom('post_targets')
     .innerJoin('accounts', 'accounts.id', 'post_targets.account_id')
-    .selectAll('post_targets')
-    .select(['accounts.platform', 'accounts.username'])
+    .select(TARGET_VIEW_COLUMNS)
     .where('post_targets.post_id', '=', postId)
-    .orderBy('post_targets.position')
-    .execute();
-}
+    .orderBy('post_targets.position'),
+);
+
+const mediaIdsOfPost = compiledOnce((db, postId: string) => db.selectFrom('post_media').select('media_id').where('post_id', '=', postId).orderBy('position'));
 
 export async function selectMediaIdsOfPost(db: Kysely<Database>, postId: string): Promise<string[]> {
-  const rows = await db.selectFrom('post_media').select('media_id').where('post_id', '=', postId).orderBy('position').execute();
-  return rows.map((r) => r.media_id);
+  return (await mediaIdsOfPost(db, postId)).map((r) => r.media_id);
 }
 
 /** A value for a jsonb column: its JSON text, or SQL NULL for none. */
@@ -92,35 +110,58 @@ export interface PageOfPosts {
  * or without status). After a post: its stored time and id bound the page, so the cost does not
  * grow with the depth; a post deleted since stands in with a time rounded up to the millisecond.
  */
-export async function selectPostsPage(db: Kysely<Database>, userId: string, page: PageOfPosts): Promise<PostViewRow[]> {
-  let query = db.selectFrom('posts').select(POST_VIEW_COLUMNS).where('user_id', '=', userId);
-  if (page.status !== undefined) query = query.where('status', '=', page.status);
-  const after = page.after;
-  if (after !== undefined) {
-    query = query.where((eb) =>
-      eb(
-        eb.refTuple('created_at', 'id'),
-        '<',
-        eb.tuple(
-          eb.fn.coalesce(
-            eb.selectFrom('posts as cursor_post').select('cursor_post.created_at').where('cursor_post.id', '=', after.id).where('cursor_post.user_id', '=', userId),
-            eb.val(after.createdAtCeiling),
-          ),
-          eb.val(after.id),
-        ),
-      ),
-    );
-  }
-  return query
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(page.limit)
-    .offset(page.offset)
-    .execute();
+export async function selectPostsPage(db: Kysely<Database>, userId: string, { limit, offset, status, after }: PageOfPosts): Promise<PostViewRow[]> {
+  if (after === undefined) return status === undefined ? postsPage(db, userId, limit, offset) : postsPageInStatus(db, userId, limit, offset, status);
+  return status === undefined
+    ? postsPageAfter(db, userId, limit, offset, after.id, after.createdAtCeiling)
+    : postsPageInStatusAfter(db, userId, limit, offset, after.id, after.createdAtCeiling, status);
 }
 
+/** One compiled statement for each shape of page: with or without a status, from the start or after a post. */
+const postsPage = compiledOnce((db, userId: string, limit: number, offset: number) => pageOfPosts(db, userId, limit, offset));
+const postsPageInStatus = compiledOnce((db, userId: string, limit: number, offset: number, status: PostStatus) => pageOfPosts(db, userId, limit, offset, status));
+const postsPageAfter = compiledOnce((db, userId: string, limit: number, offset: number, afterId: string, afterCeiling: Date) =>
+  pageOfPosts(db, userId, limit, offset, undefined, { id: afterId, createdAtCeiling: afterCeiling }),
+);
+const postsPageInStatusAfter = compiledOnce((db, userId: string, limit: number, offset: number, afterId: string, afterCeiling: Date, status: PostStatus) =>
+  pageOfPosts(db, userId, limit, offset, status, { id: afterId, createdAtCeiling: afterCeiling }),
+);
+
+function pageOfPosts(db: Kysely<Database>, userId: string, limit: number, offset: number, status?: PostStatus, after?: PageOfPosts['after']) {
+  return db
+    .selectFrom('posts')
+    .select(POST_VIEW_COLUMNS)
+    .where('user_id', '=', userId)
+    .$if(status !== undefined, (q) => q.where('status', '=', status as PostStatus))
+    .$if(after !== undefined, (q) =>
+      q.where((eb) =>
+        eb(
+          eb.refTuple('created_at', 'id'),
+          '<',
+          eb.tuple(
+            eb.fn.coalesce(
+              eb
+                .selectFrom('posts as cursor_post')
+                .select('cursor_post.created_at')
+                .where('cursor_post.id', '=', after?.id as string)
+                .where('cursor_post.user_id', '=', userId),
+              eb.val(after?.createdAtCeiling as Date),
+            ),
+            eb.val(after?.id as string),
+          ),
+        ),
+      ),
+    )
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .offset(offset);
+}
+
+const postOwnedBy = compiledOnce((db, id: string, userId: string) => db.selectFrom('posts').select(POST_VIEW_COLUMNS).where('id', '=', id).where('user_id', '=', userId));
+
 export async function selectPostOwnedBy(db: Kysely<Database>, id: string, userId: string): Promise<PostViewRow | undefined> {
-  return db.selectFrom('posts').select(POST_VIEW_COLUMNS).where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+  return (await postOwnedBy(db, id, userId))[0];
 }
 
 /** Locks the row until the transaction ends, so its status cannot change between a check and a write. */
@@ -137,5 +178,14 @@ export async function deletePostById(db: Kysely<Database>, id: string): Promise<
  * did. A concurrent change of the post's row (it waits for its lock) is seen before deciding.
  */
 export async function deletePostInStatus(db: Kysely<Database>, id: string, userId: string, statuses: readonly PostStatus[]): Promise<{ publish_job_id: string | null } | undefined> {
-  return db.deleteFrom('posts').where('id', '=', id).where('user_id', '=', userId).where('status', 'in', statuses).returning('publish_job_id').executeTakeFirst();
+  return (await postDeletedInStatus(db, id, userId, [...statuses]))[0];
 }
+
+const postDeletedInStatus = compiledOnce((db, id: string, userId: string, statuses: PostStatus[]) =>
+  db
+    .deleteFrom('posts')
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .where((eb) => eb('status', '=', eb.fn.any(eb.val(statuses))))
+    .returning('publish_job_id'),
+);
