@@ -9,12 +9,7 @@ export async function insertAccount(db: Kysely<Database>, account: Insertable<Ac
 }
 
 /** The owner's connected live account for this platform account, if they have one. */
-export async function findLiveAccount(
-  db: Kysely<Database>,
-  owner: Pick<AccountRow, 'owner_user_id' | 'owner_org_id'>,
-  platform: string,
-  platformUserId: string,
-): Promise<AccountRow | undefined> {
+export async function findLiveAccount(db: Kysely<Database>, owner: Pick<AccountRow, 'owner_user_id' | 'owner_org_id'>, platform: string, platformUserId: string): Promise<AccountRow | undefined> {
   return db
     .selectFrom('accounts')
     .selectAll()
@@ -27,11 +22,7 @@ export async function findLiveAccount(
 }
 
 /** New credentials after a reconnect: the account is healthy again, and its version moves on so no older refresh lands over them. */
-export async function updateAccountCredentials(
-  db: Kysely<Database>,
-  id: string,
-  values: Pick<AccountRow, 'credentials' | 'username' | 'display_name'>,
-): Promise<AccountRow> {
+export async function updateAccountCredentials(db: Kysely<Database>, id: string, values: Pick<AccountRow, 'credentials' | 'username' | 'display_name'>): Promise<AccountRow> {
   return db
     .updateTable('accounts')
     .set((eb) => ({ ...values, health: 'ok', health_message: null, credentials_version: eb('credentials_version', '+', 1) }))

@@ -4,16 +4,11 @@ import type { ApiKeysTable, Database } from '../schema.js';
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 
-export async function insertApiKey(
-  db: Kysely<Database>,
-  key: { id: string; user_id: string; key_hash: string; expires_at: Date | null },
-): Promise<void> {
+export async function insertApiKey(db: Kysely<Database>, key: { id: string; user_id: string; key_hash: string; expires_at: Date | null }): Promise<void> {
   await db.insertInto('api_keys').values(key).execute();
 }
 
-const apiKeyByHash = compiledOnce((db, keyHash: string) =>
-  db.selectFrom('api_keys').select(['id', 'user_id', 'key_hash', 'expires_at', 'revoked_at']).where('key_hash', '=', keyHash),
-);
+const apiKeyByHash = compiledOnce((db, keyHash: string) => db.selectFrom('api_keys').select(['id', 'user_id', 'key_hash', 'expires_at', 'revoked_at']).where('key_hash', '=', keyHash));
 
 /** Every request's first statement. */
 export async function selectApiKeyByHash(db: Kysely<Database>, keyHash: string): Promise<Pick<ApiKeyRow, 'id' | 'user_id' | 'key_hash' | 'expires_at' | 'revoked_at'> | undefined> {

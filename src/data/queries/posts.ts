@@ -78,12 +78,7 @@ export type TargetWithAccount = Pick<
 
 /** A post's targets in request order, with what the API shows of their accounts. */
 export const selectTargetsWithAccounts: (db: Kysely<Database>, postId: string) => Promise<TargetWithAccount[]> = compiledOnce((db, postId: string) =>
-  db
-    .selectFrom('post_targets')
-    .innerJoin('accounts', 'accounts.id', 'post_targets.account_id')
-    .select(TARGET_VIEW_COLUMNS)
-    .where('post_targets.post_id', '=', postId)
-    .orderBy('post_targets.position'),
+  db.selectFrom('post_targets').innerJoin('accounts', 'accounts.id', 'post_targets.account_id').select(TARGET_VIEW_COLUMNS).where('post_targets.post_id', '=', postId).orderBy('post_targets.position'),
 );
 
 const mediaIdsOfPost = compiledOnce((db, postId: string) => db.selectFrom('post_media').select('media_id').where('post_id', '=', postId).orderBy('position'));
