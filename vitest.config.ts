@@ -18,7 +18,9 @@ const databaseFree = [
   'test/secrets/**',
   'test/webhook-sender/**',
 ];
-const only = [...(onPostgres ? databaseFree : ['test/postgres/**']), ...(withRedis ? [] : ['test/redis/**'])];
+// Suites about the embedded database's folder, which a Postgres run does not have.
+const embeddedOnly = ['test/embedded/**'];
+const only = [...(onPostgres ? [...databaseFree, ...embeddedOnly] : ['test/postgres/**']), ...(withRedis ? [] : ['test/redis/**'])];
 
 export default defineConfig({
   test: {

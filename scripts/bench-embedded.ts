@@ -4,16 +4,20 @@
  *  - time from starting `herald serve` to the first answered request (GET /health/ready → 200),
  *    cold (a new data folder) and warm (the same folder again; median of WARM_RUNS);
  *  - resident memory idle (5 s after start) and under load (listPosts at 10 connections for
- *    LOAD_SECONDS with the demo key, its rate limit raised above the load), peak and after.
+ *    LOAD_SECONDS with the demo key, its rate limit raised above the load), peak and after;
+ *  - a CLI command on the folder (`herald user create`), time and peak memory, while the server
+ *    runs (its statements go through the server) and with no server (it opens the database itself).
+ * The table goes to bench/results/embedded.md.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HERALD_BIN, buildHerald } from './build.js';
 import { median, runLoad } from './bench/load.js';
 import { residentMb } from './bench/processes.js';
+import { REPO_ROOT } from './spec-document.js';
 
 const WARM_RUNS = 3;
 const LOAD_SECONDS = 10;
@@ -65,6 +69,25 @@ async function start(dataDir: string): Promise<Started> {
   };
 }
 
+/** Runs one CLI command on the folder; its time and the most memory it was seen holding (sampled every few ms). */
+async function cliCommand(dataDir: string): Promise<{ ms: number; peakMb: number }> {
+  const begin = performance.now();
+  const child = spawn(process.execPath, [HERALD_BIN, 'user', 'create'], { env: { PATH: process.env.PATH ?? '', HERALD_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let printed = '';
+  for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+  let peakMb = 0;
+  const sampler = setInterval(() => {
+    readFile(`/proc/${child.pid}/status`, 'utf8').then(
+      (status) => (peakMb = Math.max(peakMb, Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) / 1024)),
+      () => {},
+    );
+  }, 5);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  clearInterval(sampler);
+  if (code !== 0) throw new Error(`herald user create failed:\n${printed}`);
+  return { ms: performance.now() - begin, peakMb };
+}
+
 async function main(): Promise<void> {
   await buildHerald();
   const dataDir = await mkdtemp(join(tmpdir(), 'herald-bench-embedded-'));
@@ -87,6 +110,10 @@ async function main(): Promise<void> {
       warmIdle.push(residentMb(again.pid).now);
       await again.stop();
     }
+    const serving = await start(dataDir);
+    const throughServer = await cliCommand(dataDir);
+    await serving.stop();
+    const alone = await cliCommand(dataDir);
     const f = (n: number) => n.toFixed(0);
     const lines = [
       '| embedded database (npm start) | measured | target |',
@@ -95,8 +122,13 @@ async function main(): Promise<void> {
       `| first answered request, warm (median of ${WARM_RUNS}) | ${f(median(warm))} ms | < 1,500 ms ${median(warm) < 1500 ? '✓' : '✗'} |`,
       `| resident memory idle, first start / warm (median) | ${f(idle)} MB / ${f(median(warmIdle))} MB | < 250 MB ${median(warmIdle) < 250 ? '✓' : '✗'} |`,
       `| resident memory under load (listPosts, 10 connections, ${LOAD_SECONDS} s: ${f(load.requestsPerSecond)} req/s), peak / after | ${f(underLoad.peak)} MB / ${f(underLoad.now)} MB | |`,
+      `| CLI command (\`herald user create\`) while the server runs: through the server | ${f(throughServer.ms)} ms, ${f(throughServer.peakMb)} MB peak | |`,
+      `| CLI command with no server: opens the database itself | ${f(alone.ms)} ms, ${f(alone.peakMb)} MB peak | |`,
     ];
-    console.log(lines.join('\n'));
+    const table = lines.join('\n');
+    console.log(table);
+    await mkdir(join(REPO_ROOT, 'bench/results'), { recursive: true });
+    await writeFile(join(REPO_ROOT, 'bench/results/embedded.md'), `# npm run bench:embedded, ${new Date().toISOString().slice(0, 10)}\n\n${table}\n`);
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }

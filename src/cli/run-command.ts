@@ -18,7 +18,7 @@ export async function runCommand(
 ): Promise<void> {
   try {
     const env = readEnvironment();
-    const handle = await openDatabase(env);
+    const handle = await openDatabase(env, { throughRunningServer: true });
     try {
       if (options.requireMigrated !== false) {
         const pending = await pendingMigrations(handle.db);

@@ -74,6 +74,7 @@ export async function startServer(env: Environment, hooks: ServerHooks = {}): Pr
     while (!closing) {
       try {
         handle = await openDatabase(env, {
+          share: true,
           onBackgroundError: (err) => app.log.warn({ errorName: err.name }, 'database connection lost; will reconnect'),
         });
         if (env.migrateOnStart) {
