@@ -14,7 +14,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HERALD_BIN, buildHerald } from './build.js';
+import { HERALD_COMMAND, buildHerald } from './build.js';
 import { median, runLoad } from './bench/load.js';
 import { residentMb } from './bench/processes.js';
 import { REPO_ROOT } from './spec-document.js';
@@ -44,7 +44,7 @@ async function start(dataDir: string): Promise<Started> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const begin = performance.now();
-  const child = spawn(process.execPath, [HERALD_BIN, 'serve'], {
+  const child = spawn(process.execPath, [...HERALD_COMMAND, 'serve'], {
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), HERALD_DATA_DIR: dataDir, HERALD_MIGRATE_ON_START: 'true', HERALD_DEMO_ON_FIRST_START: 'true', LOG_LEVEL: 'warn', HERALD_RATE_LIMIT_PER_MINUTE: '100000000' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -72,7 +72,7 @@ async function start(dataDir: string): Promise<Started> {
 /** Runs one CLI command on the folder; its time and the most memory it was seen holding (sampled every few ms). */
 async function cliCommand(dataDir: string): Promise<{ ms: number; peakMb: number }> {
   const begin = performance.now();
-  const child = spawn(process.execPath, [HERALD_BIN, 'user', 'create'], { env: { PATH: process.env.PATH ?? '', HERALD_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...HERALD_COMMAND, 'user', 'create'], { env: { PATH: process.env.PATH ?? '', HERALD_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
   let printed = '';
   for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk: Buffer) => (printed += chunk.toString()));
   let peakMb = 0;

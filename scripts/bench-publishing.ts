@@ -35,7 +35,7 @@ import { createWebhook } from '../src/domain/webhooks/endpoints.js';
 import { LocalDiskStorage } from '../src/storage/local-disk-storage.js';
 import { startPublishingRuntime } from '../src/worker/runtime.js';
 import { startWorker } from '../src/worker/worker.js';
-import { HERALD_BIN, buildHerald } from './build.js';
+import { HERALD_COMMAND, buildHerald } from './build.js';
 import { cpuSeconds, postgresProcesses } from './bench/processes.js';
 import { startHeraldServe } from './herald-serve.js';
 
@@ -125,7 +125,7 @@ async function startReceiver(): Promise<{ url: string; lags: number[]; close(): 
 
 function drainWith(workers: number, env: Record<string, string>): Promise<number> {
   const start = performance.now();
-  const runs = Array.from({ length: workers }, () => execFileAsync(process.execPath, [HERALD_BIN, 'worker', '--once'], { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 600_000 }));
+  const runs = Array.from({ length: workers }, () => execFileAsync(process.execPath, [...HERALD_COMMAND, 'worker', '--once'], { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 600_000 }));
   return Promise.all(runs).then(() => (performance.now() - start) / 1000);
 }
 
@@ -158,7 +158,7 @@ const IDLE_SECONDS = 20;
 
 /** An idle service should cost nothing: no busy polling in Herald, and none it causes in Postgres. */
 async function idle(db: Kysely<Database>, url: string): Promise<void> {
-  const service = await startHeraldServe([HERALD_BIN], { PATH: process.env.PATH ?? '', DATABASE_URL: url, HERALD_SECRET_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: 'warn' });
+  const service = await startHeraldServe(HERALD_COMMAND, { PATH: process.env.PATH ?? '', DATABASE_URL: url, HERALD_SECRET_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: 'warn' });
   try {
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const backend = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db)).rows[0]?.pid ?? 0;

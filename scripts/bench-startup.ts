@@ -23,7 +23,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { buildHerald, HERALD_BIN } from './build.js';
+import { buildHerald, HERALD_COMMAND } from './build.js';
 import { startHeraldServe } from './herald-serve.js';
 import { REPO_ROOT } from './spec-document.js';
 
@@ -38,7 +38,7 @@ const CLI_TARGET_MB = 90;
 const SERVE_TARGET_MS = 1000;
 
 /** Node arguments that run `herald`: the compiled binary, or the sources through tsx. */
-const COMPILED = [HERALD_BIN];
+const COMPILED = HERALD_COMMAND;
 const TSX = ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts')];
 
 /** What the preload recorded for one process. */

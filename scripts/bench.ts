@@ -23,7 +23,7 @@ import { isDeepStrictEqual, parseArgs } from 'node:util';
 import pg from 'pg';
 import { openPostgres } from '../src/data/database.js';
 import { migrateToLatest } from '../src/data/migrate.js';
-import { HERALD_BIN, buildHerald } from './build.js';
+import { HERALD_COMMAND, buildHerald } from './build.js';
 import { startHeraldServe, type ServeProcess } from './herald-serve.js';
 import { median, runLoad, type LoadRequest, type RunResult } from './bench/load.js';
 import { affinity, pin, postgresProcesses, residentMb, startBaseline, type Child } from './bench/processes.js';
@@ -194,7 +194,7 @@ async function main(): Promise<void> {
       await runScale(database.url, client);
       return;
     }
-    herald = await startHeraldServe([HERALD_BIN], { ...process.env, ...HERALD_ENV, DATABASE_URL: database.url });
+    herald = await startHeraldServe(HERALD_COMMAND, { ...process.env, ...HERALD_ENV, DATABASE_URL: database.url });
     baseline = await startBaseline(database.url);
     const backend = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]?.pid ?? 0;
     for (const pid of [...postgresProcesses(backend), herald.pid, baseline.pid]) {

@@ -22,6 +22,15 @@ const manifest = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) 
 
 /** The compiled CLI: what `npx herald`, `npm start` and the tests run. */
 export const HERALD_BIN = join(ROOT, manifest.bin.herald);
+
+/**
+ * How `node` runs the CLI as its `#!` line does (with the Node options it sets): for scripts that
+ * start it with `process.execPath`, followed by the command's arguments.
+ */
+export const HERALD_COMMAND = [
+  ...((await readFile(ENTRY, 'utf8')).split('\n', 1)[0]?.match(/^#!\/usr\/bin\/env -S node\s+(.*)$/)?.[1]?.split(/\s+/) ?? []),
+  HERALD_BIN,
+];
 const OUT_DIR = dirname(HERALD_BIN);
 
 /**

@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { HERALD_BIN, buildHerald } from './build.js';
+import { HERALD_COMMAND, buildHerald } from './build.js';
 import { startHeraldServe, type ServeProcess } from './herald-serve.js';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '60' }, clients: { type: 'string', default: '8' } } });
@@ -83,11 +83,11 @@ function freePort(): Promise<number> {
 }
 
 function cli(args: string[], env: Record<string, string>): Record<string, string> {
-  return JSON.parse(execFileSync(process.execPath, [HERALD_BIN, ...args], { env: { ...process.env, ...env } }).toString()) as Record<string, string>;
+  return JSON.parse(execFileSync(process.execPath, [...HERALD_COMMAND, ...args], { env: { ...process.env, ...env } }).toString()) as Record<string, string>;
 }
 
 function startWorker(env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, [HERALD_BIN, 'worker'], { env: { ...process.env, ...env }, stdio: 'ignore' });
+  return spawn(process.execPath, [...HERALD_COMMAND, 'worker'], { env: { ...process.env, ...env }, stdio: 'ignore' });
 }
 
 interface Tally {
@@ -130,7 +130,7 @@ async function main(): Promise<void> {
     const userId = cli(['user', 'create', '--name', 'Soak'], env).id ?? '';
     const accounts = ['x', 'linkedin', 'threads'].map((platform) => cli(['account', 'connect', '--platform', platform, '--username', 'soak', '--user', userId], env).id ?? '');
     const key = cli(['key', 'create', '--user', userId], env).key ?? '';
-    serve = await startHeraldServe([HERALD_BIN], { ...process.env, ...env } as Record<string, string>);
+    serve = await startHeraldServe(HERALD_COMMAND, { ...process.env, ...env } as Record<string, string>);
     children.push(startWorker(env), startWorker(env));
 
     const tally: Tally = { sent: 0, byStatus: new Map(), fiveHundreds: [], slowestMs: 0 };

@@ -8,7 +8,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { encodePostCursor } from '../../src/domain/posts/post-cursor.js';
-import { HERALD_BIN } from '../build.js';
+import { HERALD_COMMAND } from '../build.js';
 import { startHeraldServe } from '../herald-serve.js';
 import { REPO_ROOT } from '../spec-document.js';
 import { runLoad, type RunResult } from './load.js';
@@ -48,7 +48,7 @@ async function sequentialLatency(url: string, key: string): Promise<Latency> {
 }
 
 export async function runScale(databaseUrl: string, client: pg.Client): Promise<void> {
-  const herald = await startHeraldServe([HERALD_BIN], {
+  const herald = await startHeraldServe(HERALD_COMMAND, {
     ...process.env,
     DATABASE_URL: databaseUrl,
     HERALD_RATE_LIMIT_PER_MINUTE: '100000000',

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-old-space-size=512
 import { Command } from 'commander';
 import { accountConnectCommand } from './commands/account/connect.js';
 import { accountDisconnectCommand } from './commands/account/disconnect.js';

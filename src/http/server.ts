@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import closeWithGrace from 'close-with-grace';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import type { Environment } from '../config/environment.js';
 import { isDatabaseUnavailable } from '../data/connection-errors.js';
@@ -45,8 +45,9 @@ function logDestination() {
 const STARTUP_RETRY_MS = 2000;
 
 /**
- * Listens first, then opens the database: the port answers at once (503 until ready), and a
- * Postgres that is down at start is retried until it comes up.
+ * Listens before the database is ready: the port answers at once (503 until ready), and a
+ * Postgres that is down at start is retried until it comes up. The first attempt to open it
+ * starts with the HTTP stack, so an embedded database gets ready while the routes are built.
  */
 export async function startServer(env: Environment, hooks: ServerHooks = {}): Promise<RunningServer> {
   const storage = new LocalDiskStorage(join(env.dataDir, 'media'));
@@ -55,13 +56,29 @@ export async function startServer(env: Environment, hooks: ServerHooks = {}): Pr
     probe: new FfprobeMediaProbe(),
     maxUploadBytes: env.maxUploadBytes,
   });
-  const app = await buildApp({
-    context: state,
-    logger: { level: env.logLevel, redact: LOG_REDACTION, stream: logDestination() },
-    rateLimits: { limits: env.rateLimits, redisUrl: env.redisUrl },
-    trustProxy: env.trustProxy,
-  });
-  await app.listen({ host: env.host, port: env.port });
+  let log: FastifyBaseLogger | undefined;
+  const open = () =>
+    openDatabase(env, {
+      share: true,
+      onBackgroundError: (err) => log?.warn({ errorName: err.name }, 'database connection lost; will reconnect'),
+    });
+  let firstAttempt: Promise<DatabaseHandle> | undefined = open();
+  // Awaited in the loop below, or closed here if the server never gets that far.
+  firstAttempt.catch(() => {});
+  let app: FastifyInstance;
+  try {
+    app = await buildApp({
+      context: state,
+      logger: { level: env.logLevel, redact: LOG_REDACTION, stream: logDestination() },
+      rateLimits: { limits: env.rateLimits, redisUrl: env.redisUrl },
+      trustProxy: env.trustProxy,
+    });
+    log = app.log;
+    await app.listen({ host: env.host, port: env.port });
+  } catch (err) {
+    await firstAttempt.then((h) => h.close()).catch(() => {});
+    throw err;
+  }
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : env.port;
   const url = `http://${env.host}:${port}`;
@@ -73,10 +90,9 @@ export async function startServer(env: Environment, hooks: ServerHooks = {}): Pr
   const ready = (async () => {
     while (!closing) {
       try {
-        handle = await openDatabase(env, {
-          share: true,
-          onBackgroundError: (err) => app.log.warn({ errorName: err.name }, 'database connection lost; will reconnect'),
-        });
+        const attempt = firstAttempt ?? open();
+        firstAttempt = undefined;
+        handle = await attempt;
         if (env.migrateOnStart) {
           const applied = await migrateToLatest(handle.db);
           if (applied.length > 0) app.log.info({ migrations: applied }, 'migrations applied');

@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { HERALD_BIN } from '../../scripts/build.js';
+import { HERALD_COMMAND } from '../../scripts/build.js';
 import { startHeraldServe, type ServeProcess } from '../../scripts/herald-serve.js';
 
 // The compiled binary users run (package.json's bin); test/support/global-setup.ts builds it first.
@@ -17,7 +17,7 @@ function cliEnv(env: Record<string, string>): Record<string, string> {
 /** Runs the real `herald` binary in a child process, as an operator's script would. */
 export function herald(args: string[], env: Record<string, string>): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [HERALD_BIN, ...args], { env: cliEnv(env), timeout: 60_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [...HERALD_COMMAND, ...args], { env: cliEnv(env), timeout: 60_000 }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
       resolve({ code, stdout, stderr });
     });
@@ -26,7 +26,7 @@ export function herald(args: string[], env: Record<string, string>): Promise<Cli
 
 /** Starts the real `herald` binary and returns at once: for a process a test stops (or kills) midway. */
 export function heraldSpawn(args: string[], env: Record<string, string>, output: 'ignore' | 'pipe' = 'ignore'): ChildProcess {
-  return spawn(process.execPath, [HERALD_BIN, ...args], { env: cliEnv(env), stdio: ['ignore', output, output] });
+  return spawn(process.execPath, [...HERALD_COMMAND, ...args], { env: cliEnv(env), stdio: ['ignore', output, output] });
 }
 
 /** The one JSON object a successful command prints. */
@@ -39,7 +39,7 @@ export function json<T = Record<string, unknown>>(result: CliResult): T {
 
 /** `herald serve`, on 127.0.0.1 and a port the system picks, once it has printed its ready line. */
 export function heraldServe(env: Record<string, string>): Promise<ServeProcess> {
-  return startHeraldServe([HERALD_BIN], cliEnv(env));
+  return startHeraldServe(HERALD_COMMAND, cliEnv(env));
 }
 
 export type { ServeProcess };
