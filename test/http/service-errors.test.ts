@@ -85,7 +85,7 @@ describe('unexpected failures', () => {
       expect(res.status).toBe(500);
       expect(res.body).toEqual({ error: 'Internal server error' });
       const failure = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'request failed');
-      expect(failure).toMatchObject({ level: 50, status: 500, errorCode: anyString() });
+      expect(failure).toMatchObject({ level: 50, reqId: anyString(), status: 500, errorCode: anyString() });
       const log = lines.join('');
       for (const leak of ['no_such_schema', 'select', 'api_keys', key, ' at ']) expect(log).not.toContain(leak);
     } finally {
