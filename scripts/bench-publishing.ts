@@ -18,7 +18,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql, type Kysely } from 'kysely';
@@ -161,13 +161,17 @@ async function idle(db: Kysely<Database>, url: string): Promise<void> {
   const service = await startHeraldServe(HERALD_COMMAND, { PATH: process.env.PATH ?? '', DATABASE_URL: url, HERALD_SECRET_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: 'warn' });
   try {
     await new Promise((resolve) => setTimeout(resolve, 3000));
+    // Every Postgres process but the backends of other databases: the postmaster, its background
+    // processes and the service's connections (long-lived; an idle service opens none).
+    const others = (await sql<{ pid: number }>`select pid from pg_stat_activity where datname is distinct from current_database() and backend_type = 'client backend'`.execute(db)).rows.map((r) => r.pid);
     const backend = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db)).rows[0]?.pid ?? 0;
-    // The postmaster with its ended children, and the children still running: backends come and go.
-    const postgres = () => postgresProcesses(backend).reduce((sum, pid, i) => sum + cpuSeconds(pid, i === 0), 0);
-    const before = { herald: cpuSeconds(service.pid), postgres: postgres() };
+    const watched = postgresProcesses(backend).filter((pid) => !others.includes(pid) && pid !== backend);
+    const start = new Map(watched.map((pid) => [pid, cpuSeconds(pid)]));
+    const heraldStart = cpuSeconds(service.pid);
     await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
-    const herald = (cpuSeconds(service.pid) - before.herald) / IDLE_SECONDS;
-    const pg = (postgres() - before.postgres) / IDLE_SECONDS;
+    const herald = (cpuSeconds(service.pid) - heraldStart) / IDLE_SECONDS;
+    // A process that ended meanwhile is left out (its time is gone with it).
+    const pg = [...start].reduce((sum, [pid, was]) => sum + (existsSync(`/proc/${pid}`) ? cpuSeconds(pid) - was : 0), 0) / IDLE_SECONDS;
     console.log(`idle herald serve (in-process worker) over ${IDLE_SECONDS} s: Herald ${(herald * 100).toFixed(2)}% of a core, Postgres ${(pg * 100).toFixed(2)}% (1 tick = 0.05% here)`);
   } finally {
     await service.stop();

@@ -33,15 +33,11 @@ export function residentMb(pid: number): { now: number; peak: number } {
   return { now: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024 };
 }
 
-/**
- * CPU time a process has used so far (user + system), in seconds, from /proc/PID/stat; with its
- * children that exited and were waited for (how a Postgres backend's time stays counted once it ends).
- */
-export function cpuSeconds(pid: number, withEndedChildren = false): number {
+/** CPU time a process has used so far (user + system), in seconds, from /proc/PID/stat. */
+export function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  // utime, stime, cutime and cstime are the 14th to 17th fields of the line, in clock ticks (100 a second on Linux).
-  const ticks = Number(fields[11]) + Number(fields[12]) + (withEndedChildren ? Number(fields[13]) + Number(fields[14]) : 0);
-  return ticks / 100;
+  // utime and stime are the 14th and 15th fields of the line, in clock ticks (100 a second on Linux).
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /** The process ids of the Postgres server behind a backend: its postmaster and every child of it. */
