@@ -13,6 +13,7 @@ import { chmod, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
+import { loadSpecification } from '../src/contract/specification.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SOURCES = join(ROOT, 'src');
@@ -74,6 +75,8 @@ export async function buildHerald(): Promise<void> {
     banner: { js: "import { createRequire as __heraldCreateRequire } from 'node:module'; const require = __heraldCreateRequire(import.meta.url);" },
     sourcemap: 'linked',
     plugins: [moduleUrlAsInSources],
+    // The spec parsed, for the binary to start without parsing YAML (src/contract/specification.ts).
+    define: { HERALD_BUILT_SPECIFICATION: JSON.stringify(JSON.stringify(await loadSpecification())) },
     logLevel: 'warning',
     write: false,
   });

@@ -1,23 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import {
-  claimIdempotencyKey,
-  completeIdempotencyKey,
-  IDEMPOTENCY_LOCK_MS,
-  releaseIdempotencyKey,
-  type IdempotencyScope,
-} from '../domain/idempotency.js';
+import { claimIdempotencyKey, completeIdempotencyKey, IDEMPOTENCY_LOCK_MS, releaseIdempotencyKey } from '../domain/idempotency.js';
 import type { OperationContext } from '../operations-kit/context.js';
 import { callerOf } from '../operations-kit/caller.js';
+import '../operations-kit/idempotency.js';
 import { HttpError } from './http-error.js';
 import { asList } from './route-options.js';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The Idempotency-Key this request holds, and its claim, to complete or release when it is answered. */
-    idempotency?: { scope: IdempotencyScope; claim: string };
-  }
-}
 
 const HEADER = 'idempotency-key';
 const KEY_REUSED = 'Idempotency-Key reused with a different request: use a new key for a new request';

@@ -1,7 +1,8 @@
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { claimIdempotencyKey, purgeExpiredIdempotencyKeys, releaseIdempotencyKey } from '../../src/domain/idempotency.js';
-import { useTestApi, type InvalidRequest, type Schemas } from '../support/api.js';
+import { buildApp } from '../../src/http/app.js';
+import { injectChecked, useTestApi, type InvalidRequest, type Schemas } from '../support/api.js';
 import { fetchChecked } from '../support/fetch-checked.js';
 import { account, postCount, userWithKey, type TestUser } from '../support/fixtures.js';
 import { useDemoServer } from '../support/server.js';
@@ -134,6 +135,37 @@ describe('Idempotency-Key', () => {
     // A minute later its holder is taken as gone: the same request may take the key.
     expect(await claimIdempotencyKey(api.db, scope, 'claim-1', 'f', new Date(now.getTime() + 61_000))).toEqual({ kind: 'claimed' });
     expect(await claimIdempotencyKey(api.db, scope, 'claim-2', 'other', new Date(now.getTime() + 61_000))).toEqual({ kind: 'mismatch' });
+  });
+});
+
+describe('an answer lost after the post is saved', () => {
+  it('is kept with the post: a retry after the commit replays it rather than creating another post', async () => {
+    const u = await userWithKey(api.db);
+    const acc = await account(api.db, u.userId);
+    const app = await buildApp({ context: api.state });
+    // The post is saved, then the answer fails on its way out (as when the database goes away just
+    // after COMMIT): a 5xx, which frees a key whose answer was not kept.
+    let failed = false;
+    app.addHook('onSend', (req, _reply, payload, done) => {
+      if (req.method === 'POST' && !failed) {
+        failed = true;
+        done(new Error('answer lost after the commit'));
+        return;
+      }
+      done(null, payload);
+    });
+    try {
+      const body = { accountIds: [acc], caption: 'Saved once' };
+      const lost = await injectChecked(app, { method: 'POST', url: '/api/v1/posts', key: u.key, headers: { 'idempotency-key': 'after-commit' }, body });
+      expect(lost.status).toBe(500);
+      const retry = await injectChecked<Schemas['PostCreateResult']>(app, { method: 'POST', url: '/api/v1/posts', key: u.key, headers: { 'idempotency-key': 'after-commit' }, body });
+      expect(retry.status).toBe(201);
+      expect(retry.headers['idempotency-replayed']).toBe('true');
+      const saved = await api.db.selectFrom('posts').select('id').where('user_id', '=', u.userId).execute();
+      expect(saved).toEqual([{ id: retry.body.id }]);
+    } finally {
+      await app.close();
+    }
   });
 });
 

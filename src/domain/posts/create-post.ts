@@ -17,7 +17,9 @@ export type ValidatedPostCreateInput = PostCreateInput & { postType: PostType };
 
 /**
  * Creates a post after the create checks, and wakes a worker at its scheduledAt: the checks, the
- * write and the job are one transaction.
+ * write and the job are one transaction. `alongside` runs in it last, with the result: what must be
+ * recorded if and only if the post is (the answer kept for an Idempotency-Key, so that a commit
+ * whose acknowledgement was lost is replayed rather than done again).
  */
 export async function createPost(
   db: Kysely<Database>,
@@ -25,6 +27,7 @@ export async function createPost(
   userId: string,
   input: ValidatedPostCreateInput,
   now: Date,
+  alongside?: (trx: Transaction<Database>, result: PostCreateResult) => Promise<void>,
 ): Promise<PostCreateResult> {
   return db.transaction().execute(async (trx) => {
     await checkPost(trx, userId, input, now);
@@ -44,7 +47,9 @@ export async function createPost(
       },
       ...postContents(postId, input),
     });
-    return { id: postId, status };
+    const result: PostCreateResult = { id: postId, status };
+    await alongside?.(trx, result);
+    return result;
   });
 }
 
