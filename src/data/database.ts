@@ -1,6 +1,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
+import { listenOnEmbedded, listenOnPostgres, type ChannelHandlers, type StopListening } from './notifications.js';
 import type { Database } from './schema.js';
 
 /** An open database: the Kysely instance and how to close everything beneath it. */
@@ -8,6 +9,8 @@ export interface DatabaseHandle {
   readonly db: Kysely<Database>;
   readonly backend: 'postgres' | 'embedded';
   close(): Promise<void>;
+  /** Hears the database's notifications on `channel` (a handle borrowed from a running server cannot). */
+  listen?(channel: string, handlers: ChannelHandlers): Promise<StopListening>;
 }
 
 /** How long a request waits for a Postgres connection before the database counts as unavailable. */
@@ -34,7 +37,12 @@ export function openPostgres(connectionString: string, onConnectionError: (err: 
   pool.on('error', onConnectionError);
   pool.on('connect', (client) => client.on('error', onConnectionError));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparing(pool) }) });
-  return { db, backend: 'postgres', close: () => db.destroy() };
+  return {
+    db,
+    backend: 'postgres',
+    close: () => db.destroy(),
+    listen: (channel, handlers) => listenOnPostgres({ connectionString, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true }, channel, handlers),
+  };
 }
 
 /** Beyond this many distinct statements, new ones go unnamed: a server-side cache that cannot grow without bound. */
@@ -112,6 +120,7 @@ export async function openEmbedded(options: EmbeddedOptions = {}): Promise<Datab
   return {
     db,
     backend: 'embedded',
+    listen: (channel, handlers) => listenOnEmbedded(pglite, channel, handlers),
     async close() {
       await db.destroy();
       // The adapter does not own the instance, so closing the pool leaves it open.

@@ -13,7 +13,7 @@ export function bearerToken(authorization: string | undefined): string | undefin
 export function createSecurityHandlers(ctx: OperationContext) {
   return {
     async bearerAuth(req: FastifyRequest): Promise<void> {
-      req.caller = await authenticate(ctx.db(), bearerToken(req.headers.authorization), ctx.now());
+      req.caller = await authenticate(ctx.db(), bearerToken(req.headers.authorization), ctx.now(), ctx.apiKeyCache());
     },
   };
 }

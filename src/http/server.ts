@@ -8,6 +8,7 @@ import type { DatabaseHandle } from '../data/database.js';
 import { migrateToLatest } from '../data/migrate.js';
 import { openDatabase } from '../data/open-database.js';
 import { countUsers } from '../data/queries/users.js';
+import { watchApiKeys } from '../domain/api-key-cache.js';
 import { scheduleDemoPost, seedDemo, type DemoPost, type DemoSeed } from '../domain/demo.js';
 import { FfprobeMediaProbe } from '../probe/ffprobe-media-probe.js';
 import { LocalDiskStorage } from '../storage/local-disk-storage.js';
@@ -86,6 +87,7 @@ export async function startServer(env: Environment, hooks: ServerHooks = {}): Pr
   let handle: DatabaseHandle | undefined;
   let runtime: PublishingRuntime | undefined;
   let worker: RunningWorker | undefined;
+  let keys: Awaited<ReturnType<typeof watchApiKeys>> | undefined;
   let closing = false;
   const ready = (async () => {
     while (!closing) {
@@ -102,10 +104,13 @@ export async function startServer(env: Environment, hooks: ServerHooks = {}): Pr
           const seed = await seedDemo(handle.db, url);
           hooks.onDemoSeeded?.(seed, await scheduleDemoPost(handle.db, runtime.queue, seed, url, new Date()));
         }
-        state.attach(handle.db, runtime);
+        keys = await watchApiKeys(handle);
+        state.attach(handle.db, runtime, keys.cache);
         if (env.inProcessWorker) worker = await startWorker(runtime.deps, runtime.queue, env.workerConcurrency);
         return;
       } catch (err) {
+        await keys?.stop().catch(() => {});
+        keys = undefined;
         await runtime?.stop().catch(() => {});
         runtime = undefined;
         await handle?.close().catch(() => {});
@@ -124,6 +129,7 @@ export async function startServer(env: Environment, hooks: ServerHooks = {}): Pr
     // The worker finishes the posts in hand before the database goes: an interrupted call would only be repeated later.
     await worker?.stop();
     await runtime?.stop();
+    await keys?.stop();
     await handle?.close();
   };
   return { app, url, ready, close };

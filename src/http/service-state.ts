@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../data/schema.js';
+import type { ApiKeyCache } from '../domain/api-key-cache.js';
 import type { MediaSettings, OperationContext, PublishingParts } from '../operations-kit/context.js';
 import { HttpError } from './http-error.js';
 
@@ -13,12 +14,18 @@ export const NOT_READY = 'Auth not initialized';
 export class ServiceState implements OperationContext {
   #db: Kysely<Database> | undefined;
   #publishing: PublishingParts | undefined;
+  #apiKeyCache: ApiKeyCache | undefined;
 
   constructor(readonly media: MediaSettings) {}
 
-  attach(db: Kysely<Database>, publishing: PublishingParts): void {
+  attach(db: Kysely<Database>, publishing: PublishingParts, apiKeyCache?: ApiKeyCache): void {
     this.#publishing = publishing;
+    this.#apiKeyCache = apiKeyCache;
     this.#db = db;
+  }
+
+  apiKeyCache(): ApiKeyCache | undefined {
+    return this.#apiKeyCache;
   }
 
   db(): Kysely<Database> {

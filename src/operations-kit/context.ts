@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Specification } from '../contract/specification.js';
 import type { Database } from '../data/schema.js';
+import type { ApiKeyCache } from '../domain/api-key-cache.js';
 import type { MediaProbe } from '../probe/media-probe.js';
 import type { PublisherRegistry } from '../publishers/registry.js';
 import type { PublicationQueue } from '../queue/publication-queue.js';
@@ -14,6 +15,8 @@ export interface OperationContext {
   /** The database, or undefined while the service is still opening it (what readiness reports). */
   openDatabase(): Kysely<Database> | undefined;
   now(): Date;
+  /** Keys looked up a moment ago, when the database announces key changes to this process. */
+  apiKeyCache(): ApiKeyCache | undefined;
   readonly media: MediaSettings;
   /** The publishing road's parts; throws (503 Auth not initialized) until the service has them. */
   publishing(): PublishingParts;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createApiKey, hashApiKey, revokeKey } from '../../src/domain/api-keys.js';
-import { useTestApi } from '../support/api.js';
+import { createApiKey, hashApiKey } from '../../src/domain/api-keys.js';
+import { revokeHeard, useTestApi } from '../support/api.js';
 import { userWithKey } from '../support/fixtures.js';
 
 const api = useTestApi();
@@ -53,7 +53,7 @@ describe('bearer authentication', () => {
     const { userId } = await userWithKey(api.db);
     const created = await createApiKey(api.db, userId, null);
     expect((await api.request({ method: 'GET', url: '/api/v1/accounts', key: created.key })).status).toBe(200);
-    await revokeKey(api.db, created.id, new Date());
+    await revokeHeard(api, created.id);
     const res = await api.request({ method: 'GET', url: '/api/v1/accounts', key: created.key });
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ error: 'Invalid API key' });

@@ -1,8 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect, vi } from 'vitest';
 import type { components } from '../../generated/openapi.js';
 import type { Database } from '../../src/data/schema.js';
+import { watchApiKeys } from '../../src/domain/api-key-cache.js';
+import { revokeKey } from '../../src/domain/api-keys.js';
 import { buildApp } from '../../src/http/app.js';
 import { ServiceState } from '../../src/http/service-state.js';
 import { expectMatchesSpec } from './contract.js';
@@ -62,24 +64,42 @@ export async function injectChecked<T>(app: FastifyInstance, req: ApiRequest): P
   return observed as ApiResponse<T>;
 }
 
+/**
+ * Revokes a key as `herald key revoke` does, and returns once the app has heard the database
+ * announce it: on the embedded database before the revocation returns; on Postgres the
+ * announcement comes on the app's own connection, a moment after the commit.
+ */
+export async function revokeHeard(api: TestApi, id: string): Promise<void> {
+  const cache = api.state.apiKeyCache();
+  const before = cache?.mark() ?? 0;
+  await revokeKey(api.db, id, new Date());
+  if (api.database.url === undefined) expect(cache?.mark()).toBeGreaterThan(before);
+  else await vi.waitFor(() => expect(cache?.mark()).toBeGreaterThan(before), { timeout: 5000, interval: 2 });
+}
+
 /** Limits no test file reaches, so suites that send many requests from one key are not refused; the rate-limit tests set their own. */
 export const UNLIMITED = { perKeyPerMinute: 1_000_000, writesPerKeyPerMinute: 1_000_000, perAddressPerMinute: 1_000_000 };
 
 /** One app on one fresh database for the whole test file; the tests build their own data in it. */
 export function useTestApi(): TestApi {
   const api = {} as TestApi;
+  let stopWatchingKeys = async () => {};
   beforeAll(async () => {
     api.database = await createTestDatabase();
     api.db = api.database.db;
     api.media = testMediaSettings();
     api.state = new ServiceState(api.media);
     api.publishing = await startTestPublishing(api.db, api.media.storage);
-    api.state.attach(api.db, api.publishing.parts);
+    // Keys are cached as the server caches them, so every test also shows that a change to a key is seen at once.
+    const keys = await watchApiKeys(api.database);
+    stopWatchingKeys = keys.stop;
+    api.state.attach(api.db, api.publishing.parts, keys.cache);
     api.app = await buildApp({ context: api.state, rateLimits: { limits: UNLIMITED }, loggerInstance: runLogger() });
     api.request = (req) => injectChecked(api.app, req);
   });
   afterAll(async () => {
     await api.app?.close();
+    await stopWatchingKeys();
     await api.publishing?.close();
     await api.database?.close();
     api.media?.cleanup();

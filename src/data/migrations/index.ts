@@ -4,6 +4,7 @@ import * as mediaStorage from './2026-11-22T0002-media-storage.js';
 import * as publishing from './2026-11-23T0003-publishing.js';
 import * as webhooks from './2026-11-24T0004-webhooks.js';
 import * as idempotencyKeys from './2026-11-24T0005-idempotency-keys.js';
+import * as apiKeyChanges from './2026-11-26T0006-api-key-changes.js';
 
 /** Every migration by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-23T0003-publishing': publishing,
   '2026-11-24T0004-webhooks': webhooks,
   '2026-11-24T0005-idempotency-keys': idempotencyKeys,
+  '2026-11-26T0006-api-key-changes': apiKeyChanges,
 };

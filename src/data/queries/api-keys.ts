@@ -8,10 +8,15 @@ export async function insertApiKey(db: Kysely<Database>, key: { id: string; user
   await db.insertInto('api_keys').values(key).execute();
 }
 
+/** The channel on which the database announces each change to a key, with its id (migration 0006). */
+export const API_KEY_CHANGES_CHANNEL = 'herald_api_keys';
+
+export type ApiKeyLookup = Pick<ApiKeyRow, 'id' | 'user_id' | 'key_hash' | 'expires_at' | 'revoked_at'>;
+
 const apiKeyByHash = compiledOnce((db, keyHash: string) => db.selectFrom('api_keys').select(['id', 'user_id', 'key_hash', 'expires_at', 'revoked_at']).where('key_hash', '=', keyHash));
 
-/** Every request's first statement. */
-export async function selectApiKeyByHash(db: Kysely<Database>, keyHash: string): Promise<Pick<ApiKeyRow, 'id' | 'user_id' | 'key_hash' | 'expires_at' | 'revoked_at'> | undefined> {
+/** Every request's first statement, unless the key was looked up a moment ago. */
+export async function selectApiKeyByHash(db: Kysely<Database>, keyHash: string): Promise<ApiKeyLookup | undefined> {
   return (await apiKeyByHash(db, keyHash))[0];
 }
 
