@@ -3,6 +3,7 @@ import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } f
 import pg from 'pg';
 import { listenOnEmbedded, listenOnPostgres, type ChannelHandlers, type StopListening } from './notifications.js';
 import type { Database } from './schema.js';
+import { HERALD_TYPES } from './timestamps.js';
 
 /** An open database: the Kysely instance and how to close everything beneath it. */
 export interface DatabaseHandle {
@@ -31,6 +32,7 @@ export function openPostgres(connectionString: string, onConnectionError: (err: 
     idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_TIMEOUT_MS,
     keepAlive: true,
     max: 10,
+    types: HERALD_TYPES,
   });
   // A client losing its server must not crash the process; the next query reconnects. The pool only
   // listens while a client is idle, and a dead client can be checked out before its error arrives.
@@ -115,7 +117,7 @@ export async function openEmbedded(options: EmbeddedOptions = {}): Promise<Datab
       startParams: [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS.flatMap((setting) => ['-c', setting])],
       ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
     }));
-  const pool = new pg.Pool(createPgConfig(pglite));
+  const pool = new pg.Pool({ ...createPgConfig(pglite), types: HERALD_TYPES });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,
