@@ -6,7 +6,7 @@ export interface ServeProcess {
   url: string;
   /** SIGTERM, then waits for it to exit; its exit code. */
   stop(): Promise<number | null>;
-  /** Everything it printed so far, stdout and stderr. */
+  /** What it printed last (its last megabyte), stdout and stderr. */
   output(): string;
 }
 
@@ -19,10 +19,18 @@ const OUTPUT_KEPT = 1 << 20;
 export async function startHeraldServe(nodeArgs: string[], env: Record<string, string>): Promise<ServeProcess> {
   const child = spawn(process.execPath, [...nodeArgs, 'serve'], { env: { ...env, HOST: '127.0.0.1', PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  let printed = '';
-  // Only the last of it is kept: a server logging every request under load would fill memory.
-  const keep = (chunk: Buffer) => (printed = (printed + chunk.toString()).slice(-OUTPUT_KEPT));
+  // Only the last of it is kept: a server logging every request under load would fill memory. Kept as
+  // chunks, not one string: copying a megabyte per chunk cost the benchmark's load generator, which
+  // reads it, a good part of its core.
+  const chunks: string[] = [];
+  let kept = 0;
+  const keep = (chunk: Buffer) => {
+    chunks.push(chunk.toString());
+    kept += chunks.at(-1)?.length ?? 0;
+    while (chunks.length > 1 && kept - (chunks[0]?.length ?? 0) >= OUTPUT_KEPT) kept -= chunks.shift()?.length ?? 0;
+  };
   for (const stream of [child.stdout, child.stderr]) stream.on('data', keep);
+  const printed = () => chunks.join('');
   const stop = () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     return exited;
@@ -30,19 +38,21 @@ export async function startHeraldServe(nodeArgs: string[], env: Record<string, s
   try {
     const url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('herald serve did not become ready in 60 s')), 60_000);
-      child.stdout.on('data', () => {
-        const ready = /Herald is ready at (\S+)/.exec(printed);
+      const lookForReady = () => {
+        const ready = /Herald is ready at (\S+)\s/.exec(printed());
         if (ready?.[1] !== undefined) {
           clearTimeout(timer);
+          child.stdout.off('data', lookForReady);
           resolve(ready[1]);
         }
-      });
+      };
+      child.stdout.on('data', lookForReady);
       child.once('exit', (code) => {
         clearTimeout(timer);
         reject(new Error(`herald serve exited with ${code}`));
       });
     });
-    return { pid: child.pid ?? 0, url, stop, output: () => printed };
+    return { pid: child.pid ?? 0, url, stop, output: printed };
   } catch (err) {
     await stop();
     throw err;
