@@ -14,7 +14,7 @@ const KEY_CACHE_ENTRIES = 10_000;
 
 /**
  * Keys as they were last looked up, by hash, so that a client's requests do not each begin with the
- * same lookup. Trusted only while the database's announcements of key changes are heard: any change
+ * same lookup. Trusted only while the database's announcements of key changes are heard: every change
  * empties it, and so does losing them (while deaf, every request looks its key up).
  */
 export class ApiKeyCache {
