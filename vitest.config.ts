@@ -17,6 +17,7 @@ const databaseFree = [
   'test/publishers/**',
   'test/secrets/**',
   'test/webhook-sender/**',
+  'test/worker/due-watch.test.ts',
 ];
 // Suites about the embedded database's folder, which a Postgres run does not have.
 const embeddedOnly = ['test/embedded/**'];

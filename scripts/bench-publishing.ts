@@ -56,7 +56,8 @@ async function sandboxUser(db: Kysely<Database>): Promise<{ userId: string; acco
   return { userId, accounts };
 }
 
-async function latency(db: Kysely<Database>, dataDir: string): Promise<void> {
+async function latency(handle: DatabaseHandle, dataDir: string): Promise<void> {
+  const { db } = handle;
   const env = readEnvironment({ HERALD_DATA_DIR: dataDir, HERALD_SECRET_KEY: randomBytes(32).toString('base64'), HERALD_ALLOW_PRIVATE_NETWORK: 'true' });
   const runtime = await startPublishingRuntime(env, db, quiet, { supervise: true, storage: new LocalDiskStorage(join(dataDir, 'media')) });
   const { userId, accounts } = await sandboxUser(db);
@@ -74,7 +75,7 @@ async function latency(db: Kysely<Database>, dataDir: string): Promise<void> {
 
   // Subscribed after the baseline, so only the scheduled posts' events are timed.
   await createWebhook({ db, vault: runtime.vault, checkServiceUrl: (url) => runtime.checkServiceUrl(url) }, userId, { url: receiver.url, eventTypes: ['post.published'] }, new Date());
-  const worker = await startWorker(runtime.deps, runtime.queue, env.workerConcurrency);
+  const worker = await startWorker(runtime.deps, runtime.queue, env.workerConcurrency, handle);
   const first = Date.now() + 3000;
   const ids: string[] = [];
   for (let i = 0; i < LATENCY_POSTS; i++) {
@@ -185,7 +186,7 @@ async function main(): Promise<void> {
   try {
     await migrateToLatest(handle.db);
     if (url) await sql`truncate posts, users, accounts, sandbox_outbox cascade`.execute(handle.db);
-    await latency(handle.db, dataDir);
+    await latency(handle, dataDir);
     if (url) await throughput(handle.db, url);
     if (url) await idle(handle.db, url);
     else console.log('throughput: set DATABASE_URL to a scratch Postgres database to measure several worker processes');

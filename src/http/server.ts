@@ -106,7 +106,7 @@ export async function startServer(env: Environment, hooks: ServerHooks = {}): Pr
         }
         keys = await watchApiKeys(handle);
         state.attach(handle.db, runtime, keys.cache);
-        if (env.inProcessWorker) worker = await startWorker(runtime.deps, runtime.queue, env.workerConcurrency);
+        if (env.inProcessWorker) worker = await startWorker(runtime.deps, runtime.queue, env.workerConcurrency, handle);
         return;
       } catch (err) {
         await keys?.stop().catch(() => {});

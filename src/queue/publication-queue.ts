@@ -46,6 +46,9 @@ export class PgBossQueue implements PublicationQueue {
       supervise: options.supervise,
       // Only processes that run workers keep the maintenance schedule; an API-only one never polls it.
       schedule: options.supervise,
+      // The maintenance schedule runs every 15 minutes, so checking it twice a minute, not every 5 s, keeps an idle worker idle.
+      cronWorkerIntervalSeconds: 45,
+      cronMonitorIntervalSeconds: 45,
       migrate: true,
     });
     // pg-boss reports a failed poll or maintenance run (the database gone a moment) as an 'error'

@@ -38,7 +38,7 @@ export async function runWorkerProcess(env: Environment, options: { once: boolea
 async function startRunning(env: Environment, log: Logger, concurrency: number): Promise<() => Promise<void>> {
   const { handle, runtime } = await openRuntime(env, log, true);
   try {
-    const worker = await startWorker(runtime.deps, runtime.queue, concurrency);
+    const worker = await startWorker(runtime.deps, runtime.queue, concurrency, handle);
     return async () => {
       await worker.stop();
       await runtime.stop();

@@ -2,13 +2,22 @@ import { errorName } from '../domain/errors.js';
 import { purgeExpiredIdempotencyKeys } from '../domain/idempotency.js';
 import { publishNextDuePost, publishPostIfDue, type PublishingDeps } from '../domain/publishing/engine.js';
 import { deliverIfDue, deliverNextDue, type DeliveryDeps } from '../domain/webhooks/delivery.js';
-import { selectNextDueWait } from '../data/queries/publishing.js';
+import { DUE_CHANNEL, selectNextDueWait, selectSoonestDue } from '../data/queries/publishing.js';
 import { selectNextDeliveryLeaseEnd } from '../data/queries/webhooks.js';
+import type { DatabaseHandle } from '../data/database.js';
 import type PgBoss from 'pg-boss';
 import { MAINTENANCE_QUEUE, PUBLISH_QUEUE, WEBHOOK_QUEUE, type DeliveryJob, type PgBossQueue, type PublishJob } from '../queue/publication-queue.js';
+import { DueWatch } from './due-watch.js';
 
-/** How often a running worker also looks for due work by itself, beside its jobs (a safety net, never the only way). */
-const SWEEP_INTERVAL_MS = 30_000;
+/**
+ * The longest a worker goes without looking for due work. Work due within a minute is announced
+ * as it commits (migration 0007); anything later is found by one of these looks before it is due.
+ */
+const LOOK_INTERVAL_MS = 30_000;
+/** How often a worker that cannot hear announcements looks, until it hears them again. */
+const DEAF_LOOK_MS = 1_000;
+/** How often pg-boss itself fetches jobs: only a safety net beside the looks, which do the work on time. */
+const JOB_POLL_SECONDS = 60;
 /** The longest a draining worker sleeps before looking again at work other workers hold. */
 const DRAIN_POLL_MS = 250;
 
@@ -17,12 +26,16 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
+/** Where announcements of due work are heard: the database's LISTEN, when it has one. */
+export type DueAnnouncements = Pick<DatabaseHandle, 'listen'>;
+
 /**
- * Publishes posts and delivers webhook events as their jobs come due, `concurrency` of each at a
- * time, and sweeps for due work now and then. Holds no state, so several of these can run beside
- * each other on one database.
+ * Publishes posts and delivers webhook events as they come due, `concurrency` of each at a time.
+ * An idle worker sleeps until the soonest due time it knows of, and wakes sooner when work due
+ * sooner is announced; pg-boss's jobs are fetched only now and then, as a safety net. Holds no
+ * state, so several of these can run beside each other on one database.
  */
-export async function startWorker(deps: PublishingDeps, queue: PgBossQueue, concurrency: number): Promise<RunningWorker> {
+export async function startWorker(deps: PublishingDeps, queue: PgBossQueue, concurrency: number, announcements: DueAnnouncements): Promise<RunningWorker> {
   const publish = async (jobs: PgBoss.Job<PublishJob>[]): Promise<void> => {
     await Promise.all(jobs.map((job) => publishPostIfDue(deps, job.data.postId)));
   };
@@ -33,21 +46,45 @@ export async function startWorker(deps: PublishingDeps, queue: PgBossQueue, conc
     const purged = await purgeExpiredIdempotencyKeys(deps.db, deps.now());
     deps.log.info({ purged }, 'expired idempotency keys purged');
   };
+  let hearing = false;
+  const now = () => deps.now().getTime();
+  const look = async (): Promise<number> => {
+    await sweep(deps, concurrency);
+    const soonest = await selectSoonestDue(deps.db);
+    const latest = now() + (hearing ? LOOK_INTERVAL_MS : DEAF_LOOK_MS);
+    // Work still due after the sweep is held by other workers: look again when they may be done.
+    return soonest === null ? latest : Math.min(latest, Math.max(soonest.getTime(), now() + DRAIN_POLL_MS));
+  };
+  const watch = new DueWatch(look, (error) => deps.log.error({ errorName: errorName(error) }, 'looking for due work failed'), DEAF_LOOK_MS, now);
   const workIds = [
-    await queue.boss.work(PUBLISH_QUEUE, { batchSize: concurrency, pollingIntervalSeconds: 0.5 }, publish),
-    await queue.boss.work(WEBHOOK_QUEUE, { batchSize: concurrency, pollingIntervalSeconds: 0.5 }, deliver),
-    await queue.boss.work(MAINTENANCE_QUEUE, { pollingIntervalSeconds: 30 }, maintain),
+    await queue.boss.work(PUBLISH_QUEUE, { batchSize: concurrency, pollingIntervalSeconds: JOB_POLL_SECONDS }, publish),
+    await queue.boss.work(WEBHOOK_QUEUE, { batchSize: concurrency, pollingIntervalSeconds: JOB_POLL_SECONDS }, deliver),
+    await queue.boss.work(MAINTENANCE_QUEUE, { pollingIntervalSeconds: JOB_POLL_SECONDS }, maintain),
   ];
-  let sweeping: Promise<void> = Promise.resolve();
-  const timer = setInterval(() => {
-    sweeping = sweeping.then(() => sweep(deps, concurrency)).catch((error: unknown) => deps.log.error({ errorName: errorName(error) }, 'sweep for due work failed'));
-  }, SWEEP_INTERVAL_MS);
-  timer.unref();
+  const stopListening =
+    announcements.listen === undefined
+      ? async () => {}
+      : await announcements.listen(DUE_CHANNEL, {
+          notified: (payload) => {
+            const at = Number(payload);
+            watch.dueAt(Number.isFinite(at) ? at : now());
+          },
+          // What was announced while deaf is found by looking now.
+          listening: () => {
+            hearing = true;
+            watch.dueAt(now());
+          },
+          deaf: () => {
+            hearing = false;
+            watch.dueAt(now() + DEAF_LOOK_MS);
+          },
+        });
+  if (!hearing) watch.dueAt(now());
   return {
     async stop() {
-      clearInterval(timer);
+      await stopListening();
+      await watch.stop();
       for (const id of workIds) await queue.boss.offWork({ id });
-      await sweeping;
     },
   };
 }

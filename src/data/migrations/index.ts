@@ -5,6 +5,7 @@ import * as publishing from './2026-11-23T0003-publishing.js';
 import * as webhooks from './2026-11-24T0004-webhooks.js';
 import * as idempotencyKeys from './2026-11-24T0005-idempotency-keys.js';
 import * as apiKeyChanges from './2026-11-26T0006-api-key-changes.js';
+import * as dueAnnouncements from './2026-11-26T0007-due-announcements.js';
 
 /** Every migration by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-24T0004-webhooks': webhooks,
   '2026-11-24T0005-idempotency-keys': idempotencyKeys,
   '2026-11-26T0006-api-key-changes': apiKeyChanges,
+  '2026-11-26T0007-due-announcements': dueAnnouncements,
 };

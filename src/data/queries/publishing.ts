@@ -1,4 +1,4 @@
-import type { Kysely, Selectable, Updateable } from 'kysely';
+import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { AccountRow } from './accounts.js';
 import type { MediaRow } from './media.js';
 import type { PostRow } from './posts.js';
@@ -46,6 +46,19 @@ export async function selectNextDueWait(db: Kysely<Database>, now: Date): Promis
     .where((eb) => eb.or([eb('t.state', '=', 'publishing'), eb.and([eb('t.state', '=', 'pending'), eb('a.next_publish_at', '>', now)])]))
     .executeTakeFirst();
   return row?.at ?? null;
+}
+
+/** The channel on which work coming due within a minute is announced as it commits, with its due time in ms since the epoch (migration 0007). */
+export const DUE_CHANNEL = 'herald_due';
+
+/**
+ * The soonest time a worker has something to do: a post to look at or a webhook delivery to
+ * attempt, whichever comes first (one step of each table's due-time index). Null: nothing waits.
+ */
+export async function selectSoonestDue(db: Kysely<Database>): Promise<Date | null> {
+  const { rows } = await sql<{ at: Date | null }>`
+    select least((select min(next_check_at) from posts), (select min(due_at) from webhook_deliveries)) as at`.execute(db);
+  return rows[0]?.at ?? null;
 }
 
 export async function selectTargetsOfPost(db: Kysely<Database>, postId: string): Promise<TargetRow[]> {
