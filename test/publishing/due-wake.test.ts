@@ -47,9 +47,9 @@ describe('a running worker', () => {
     let statements = 0;
     const counted: Kysely<Database> = database.db.withPlugin({
       transformQuery: (args) => args.node,
-      transformResult: async (args) => {
+      transformResult: (args) => {
         statements += 1;
-        return args.result;
+        return Promise.resolve(args.result);
       },
     });
     const queue = new PgBossQueue(counted, { supervise: true });
@@ -102,7 +102,7 @@ describe('due work', () => {
       const { id } = await createPost(database.db, queue, u.userId, { accountIds: [x], caption: 'soon', postType: 'post', scheduledAt: soon.toISOString() }, new Date());
       const sooner = new Date(Date.now() + 10_000);
       await database.db.updateTable('posts').set({ next_check_at: sooner }).where('id', '=', id).execute();
-      await until('two announcements', async () => heard.length >= 2);
+      await until('two announcements', () => Promise.resolve(heard.length >= 2));
       await sleep(200);
       expect(heard).toEqual([String(soon.getTime()), String(sooner.getTime())]);
     } finally {
