@@ -1,4 +1,4 @@
-import { RichText, type Facet } from '@atproto/api';
+import type { Facet } from '@atproto/api';
 import type { MediaToPublish } from '../publisher.js';
 
 /** A blob as uploadBlob returns it, put into the record unchanged. */
@@ -26,6 +26,8 @@ export interface PostRecord {
  * stays plain text: its facet is dropped rather than sent with an empty DID, which the PDS refuses.
  */
 export async function detectFacets(text: string, resolveHandle: (handle: string) => Promise<string | null>): Promise<Facet[] | undefined> {
+  // Loaded on the first Bluesky post, not at start: the client and its lexicons are the biggest thing Herald would load (~0.1 s).
+  const { RichText } = await import('@atproto/api');
   const rich = new RichText({ text });
   rich.detectFacetsWithoutResolution();
   const facets: Facet[] = [];
