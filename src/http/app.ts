@@ -11,6 +11,7 @@ import { DEFAULT_RATE_LIMITS, installRateLimits, routeLimitsFromSpec, type RateL
 import { acceptJsonBodiesOnly } from './json-body.js';
 import { adjustGlueRoutes } from './route-options.js';
 import { installSecurityHeaders } from './security-headers.js';
+import { serializersOnFirstUse } from './serializer.js';
 import { createServiceHandlers } from './service-handlers.js';
 import { createValidatorCompiler } from './validator.js';
 
@@ -124,6 +125,7 @@ export async function buildApp({
     trustProxy,
     logController: requestLines,
     childLoggerFactory: (logger, bindings, options) => new LazyChild(logger, bindings, options),
+    schemaController: { compilersFactory: { buildSerializer: serializersOnFirstUse() } },
   });
   requestLines.lines = app.log.child({}, { redact: [] });
   app.setValidatorCompiler(createValidatorCompiler());

@@ -28,7 +28,23 @@ function createAjv(coerceTypes: Options['coerceTypes']): Ajv {
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const bodyAjv = createAjv(false);
   const textAjv = createAjv('array');
-  return ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv.compile(schema as object) : finiteOnly(textAjv.compile(schema as object)));
+  return ({ schema, httpPart }) => onFirstUse(() => (httpPart === 'body' ? bodyAjv.compile(schema as object) : finiteOnly(textAjv.compile(schema as object))));
+}
+
+/**
+ * A validator compiled when it first validates rather than when its route is built: compiling
+ * every schema of the spec was a fifth of a warm start, for routes a process may never serve.
+ * The spec's schemas are fixed at build time, and every route's are compiled by the tests.
+ */
+function onFirstUse(compile: () => ValidateFunction): ValidateFunction {
+  let compiled: ValidateFunction | undefined;
+  const validate = ((data: unknown) => {
+    compiled ??= compile();
+    const valid = compiled(data);
+    validate.errors = compiled.errors;
+    return valid;
+  }) as ValidateFunction;
+  return validate;
 }
 
 /**
