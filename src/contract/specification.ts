@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
 
 export const SPEC_PATH = fileURLToPath(new URL('../../openapi/openapi.yaml', import.meta.url));
 export const REFERENCE_HTML_PATH = fileURLToPath(new URL('../../docs/index.html', import.meta.url));
@@ -16,6 +17,6 @@ declare const HERALD_BUILT_SPECIFICATION: string | undefined;
 export async function loadSpecification(path = SPEC_PATH): Promise<Specification> {
   // Parsing the YAML was ~0.25 s of every server start, so the binary carries the document parsed (rebuilt with it).
   if (path === SPEC_PATH && typeof HERALD_BUILT_SPECIFICATION === 'string') return JSON.parse(HERALD_BUILT_SPECIFICATION) as Specification;
-  const [yaml, { parse }] = await Promise.all([readFile(path, 'utf8'), import('yaml')]);
+  const yaml = await readFile(path, 'utf8');
   return { yaml, document: parse(yaml) as Record<string, unknown> };
 }

@@ -1,6 +1,6 @@
 import rateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import { callerOf } from '../operations-kit/caller.js';
 import { HttpError } from './http-error.js';
 import { asList } from './route-options.js';
@@ -151,8 +151,6 @@ function refuseWhenSpent(reply: FastifyReply, state: BucketState, spent: boolean
 const REDIS_CONNECT_WAIT_MS = 1000;
 
 async function connectRedis(app: FastifyInstance, url: string): Promise<Redis> {
-  // Loaded only with REDIS_URL: a process counting in memory never pays for the client.
-  const { Redis } = await import('ioredis');
   const redis = new Redis(url, {
     // Bounded, and never queued while disconnected: a request must not wait on Redis.
     connectTimeout: 1000,
