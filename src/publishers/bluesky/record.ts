@@ -27,11 +27,9 @@ export interface PostRecord {
  */
 export async function detectFacets(text: string, resolveHandle: (handle: string) => Promise<string | null>): Promise<Facet[] | undefined> {
   // Loaded on the first Bluesky post, not at start: the client and its lexicons are the biggest thing Herald would load (~0.1 s).
-  const { RichText } = await import('@atproto/api');
-  const rich = new RichText({ text });
-  rich.detectFacetsWithoutResolution();
+  const { facetsWithoutResolution } = await import('./rich-text.js');
   const facets: Facet[] = [];
-  for (const facet of rich.facets ?? []) {
+  for (const facet of facetsWithoutResolution(text)) {
     const features: Facet['features'] = [];
     for (const feature of facet.features) {
       if (feature.$type === 'app.bsky.richtext.facet#mention') {
