@@ -50,10 +50,7 @@ export async function startWorker(deps: PublishingDeps, queue: PgBossQueue, conc
   const now = () => deps.now().getTime();
   const look = async (): Promise<number> => {
     await sweep(deps, concurrency);
-    const soonest = await selectSoonestDue(deps.db);
-    const latest = now() + (hearing ? LOOK_INTERVAL_MS : DEAF_LOOK_MS);
-    // Work still due after the sweep is held by other workers: look again when they may be done.
-    return soonest === null ? latest : Math.min(latest, Math.max(soonest.getTime(), now() + DRAIN_POLL_MS));
+    return nextLookAt(await selectSoonestDue(deps.db), now(), hearing);
   };
   const watch = new DueWatch(look, (error) => deps.log.error({ errorName: errorName(error) }, 'looking for due work failed'), DEAF_LOOK_MS, now);
   const workIds = [
@@ -87,6 +84,17 @@ export async function startWorker(deps: PublishingDeps, queue: PgBossQueue, conc
       for (const id of workIds) await queue.boss.offWork({ id });
     },
   };
+}
+
+/**
+ * When to look next after a sweep, given the soonest due time left: then, or when a worker looks
+ * anyway (sooner while it cannot hear announcements). Work still due after a sweep is held by
+ * other workers: looked at again when they may be done, not at once.
+ */
+export function nextLookAt(soonest: Date | null, now: number, hearing: boolean): number {
+  const latest = now + (hearing ? LOOK_INTERVAL_MS : DEAF_LOOK_MS);
+  if (soonest === null) return latest;
+  return Math.min(latest, soonest.getTime() > now ? soonest.getTime() : now + DRAIN_POLL_MS);
 }
 
 async function sweep(deps: PublishingDeps, concurrency: number): Promise<void> {

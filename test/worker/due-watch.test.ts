@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DueWatch } from '../../src/worker/due-watch.js';
+import { nextLookAt } from '../../src/worker/worker.js';
 
 const NEXT_IN = 10_000;
 
@@ -109,5 +110,24 @@ describe('DueWatch', () => {
     await stopping;
     await vi.advanceTimersByTimeAsync(NEXT_IN * 2);
     expect(w.looks).toHaveLength(1);
+  });
+});
+
+describe('nextLookAt', () => {
+  const now = 1_000_000;
+  it('looks at the soonest due time, however soon', () => {
+    expect(nextLookAt(new Date(now + 33), now, true)).toBe(now + 33);
+    expect(nextLookAt(new Date(now + 1), now, true)).toBe(now + 1);
+    expect(nextLookAt(new Date(now + 20_000), now, true)).toBe(now + 20_000);
+  });
+  it('looks within 30 s when it hears announcements, and within 1 s when it does not', () => {
+    expect(nextLookAt(null, now, true)).toBe(now + 30_000);
+    expect(nextLookAt(new Date(now + 3_600_000), now, true)).toBe(now + 30_000);
+    expect(nextLookAt(null, now, false)).toBe(now + 1_000);
+    expect(nextLookAt(new Date(now + 20_000), now, false)).toBe(now + 1_000);
+  });
+  it('looks again after a pause, not at once, at work still due (held by another worker)', () => {
+    expect(nextLookAt(new Date(now), now, true)).toBe(now + 250);
+    expect(nextLookAt(new Date(now - 5_000), now, true)).toBe(now + 250);
   });
 });
