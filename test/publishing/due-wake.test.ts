@@ -13,6 +13,7 @@ import { startWorker, type RunningWorker } from '../../src/worker/worker.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { account, userWithKey } from '../support/fixtures.js';
 import { startTestPublishing, type TestPublishing } from '../support/publishing.js';
+import { until } from '../support/wait.js';
 import { startTestReceiver, type TestReceiver } from '../support/webhook-receiver.js';
 
 let database: TestDatabase;
@@ -33,13 +34,8 @@ afterAll(async () => {
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(what: string, check: () => Promise<boolean>): Promise<void> {
-  for (const end = Date.now() + 20_000; !(await check());) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
+/** Well under the worker's own 30-s look, so only an announcement can have woken it in time. */
+const WAIT = { timeoutMs: 20_000, everyMs: 50 };
 
 describe('a running worker', () => {
   it('sends no statement while nothing is due, then publishes a post and delivers its event when they come due', async () => {
@@ -69,7 +65,7 @@ describe('a running worker', () => {
       const { id } = await createPost(database.db, queue, u.userId, { accountIds: accounts, caption: 'On time', postType: 'post', scheduledAt: scheduledAt.toISOString() }, new Date());
 
       // Well before the worker's own look (every 30 s) or pg-boss's poll (every 60 s) would find it: only the announcement can have woken it.
-      await until('the post to be published', async () => (await database.db.selectFrom('posts').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status === 'published');
+      await until('the post to be published', async () => (await database.db.selectFrom('posts').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status === 'published', WAIT);
       const targets = await database.db.selectFrom('post_targets').select(['account_id', 'state', 'published_at']).where('post_id', '=', id).orderBy('position').execute();
       expect(targets.map((t) => [t.account_id, t.state])).toEqual([
         [accounts[0], 'published'],
@@ -102,7 +98,7 @@ describe('due work', () => {
       const { id } = await createPost(database.db, queue, u.userId, { accountIds: [x], caption: 'soon', postType: 'post', scheduledAt: soon.toISOString() }, new Date());
       const sooner = new Date(Date.now() + 10_000);
       await database.db.updateTable('posts').set({ next_check_at: sooner }).where('id', '=', id).execute();
-      await until('two announcements', () => Promise.resolve(heard.length >= 2));
+      await until('two announcements', () => heard.length >= 2, WAIT);
       await sleep(200);
       expect(heard).toEqual([String(soon.getTime()), String(sooner.getTime())]);
     } finally {

@@ -8,6 +8,7 @@ import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from '../sup
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { fetchChecked } from '../support/fetch-checked.js';
 import { startTestPds, type TestPds } from '../support/pds.js';
+import { until } from '../support/wait.js';
 
 /**
  * A `herald worker` process killed after Bluesky wrote the record and before Herald stored the
@@ -35,13 +36,6 @@ afterAll(async () => {
   await database?.close();
   await rm(dataDir, { recursive: true, force: true });
 });
-
-async function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
-  for (const end = Date.now() + 30_000; !(await check()); ) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe('a worker killed mid-call', () => {
   it('is followed by one that completes the same call: exactly one record', async () => {
