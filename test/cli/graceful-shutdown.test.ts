@@ -46,9 +46,10 @@ describe('herald serve on SIGTERM', () => {
       });
       req.on('error', reject);
       req.write(body.subarray(0, 10));
-      setTimeout(() => req.end(body.subarray(10)), 1500);
+      setTimeout(() => req.end(body.subarray(10)), 2500);
     });
-    await sleep(300);
+    // Long enough for a busy machine to have read the request's headers: one that arrives after SIGTERM is refused with 503 by design.
+    await sleep(1000);
     const exited = service.stop();
     await sleep(500);
     // No new connection is taken once it is stopping.
