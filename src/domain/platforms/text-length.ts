@@ -3,14 +3,7 @@
 
 import { findMastodonMentions, findMastodonUrls, findXUrls, type TextRange } from './urls.js';
 
-export const TEXT_UNITS = [
-  'weighted',
-  'graphemes',
-  'graphemesUrl23',
-  'graphemesEmojiBytes',
-  'utf16',
-  'utf8Bytes',
-] as const;
+export const TEXT_UNITS = ['weighted', 'graphemes', 'graphemesUrl23', 'graphemesEmojiBytes', 'utf16', 'utf8Bytes'] as const;
 
 /**
  * - weighted: X (twitter-text config v3): NFC first; each link 23; each emoji sequence 2;
@@ -35,12 +28,10 @@ const segmenter = new Intl.Segmenter('en', { granularity: 'grapheme' });
 // character that nothing joins onto (B) and after one that joins onto nothing (A).
 const CHUNK = 256;
 const CHUNK_WINDOW = 2048;
-const BREAK_BEFORE =
-  /^[\p{Script=Latin}\p{Script=Greek}\p{Script=Cyrillic}\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Common}]$/u;
+const BREAK_BEFORE = /^[\p{Script=Latin}\p{Script=Greek}\p{Script=Cyrillic}\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Common}]$/u;
 const NOT_BREAK_BEFORE = /^[\p{M}\p{Cf}\p{Emoji_Modifier}\p{Regional_Indicator}\r\uFF9E\uFF9F]$/u;
 // Cf covers ZWJ and the format-character Prepends; the rest are the Prepend letters.
-const NOT_BREAK_AFTER =
-  /^[\p{Cf}\r\u0D4E\u{111C2}\u{111C3}\u{113D1}\u{1193F}\u{11941}\u{11A84}-\u{11A89}\u{11D46}\u{11F02}]$/u;
+const NOT_BREAK_AFTER = /^[\p{Cf}\r\u0D4E\u{111C2}\u{111C3}\u{113D1}\u{1193F}\u{11941}\u{11A84}-\u{11A89}\u{11D46}\u{11F02}]$/u;
 
 function isSafeCut(text: string, index: number): boolean {
   const code = text.charCodeAt(index);
@@ -79,7 +70,25 @@ export function utf8ByteLength(text: string): number {
   return Buffer.byteLength(text, 'utf8');
 }
 
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/**
+ * Whether the text is all ASCII, where counting needs no segmenter: no ASCII character extends or
+ * joins another (UAX #29), so each is its own grapheme but for CR LF, one grapheme of two; none is an
+ * emoji on its own (RGI_Emoji, Extended_Pictographic); and NFC leaves it as it is. Most captions are.
+ */
+function isAscii(text: string): boolean {
+  return !NON_ASCII.test(text);
+}
+
+function asciiGraphemeLength(text: string): number {
+  let count = text.length;
+  for (let at = text.indexOf('\r\n'); at !== -1; at = text.indexOf('\r\n', at + 2)) count -= 1;
+  return count;
+}
+
 export function graphemeLength(text: string): number {
+  if (isAscii(text)) return asciiGraphemeLength(text);
   let count = 0;
   for (const _ of graphemes(text)) count += 1;
   return count;
@@ -92,18 +101,15 @@ export function graphemeLength(text: string): number {
 const RGI_EMOJI = new RegExp('\\p{RGI_Emoji}', 'gv');
 
 function xCodePointWeight(codePoint: number): number {
-  if (
-    codePoint <= 0x10ff ||
-    (codePoint >= 0x2000 && codePoint <= 0x200d) ||
-    (codePoint >= 0x2010 && codePoint <= 0x201f) ||
-    (codePoint >= 0x2032 && codePoint <= 0x2037)
-  ) {
+  if (codePoint <= 0x10ff || (codePoint >= 0x2000 && codePoint <= 0x200d) || (codePoint >= 0x2010 && codePoint <= 0x201f) || (codePoint >= 0x2032 && codePoint <= 0x2037)) {
     return 1;
   }
   return 2;
 }
 
 function xSegmentLength(segment: string): number {
+  // Every ASCII code point weighs 1, and no emoji sequence is ASCII alone.
+  if (isAscii(segment)) return segment.length;
   // Same walk as twitter-text's parseTweet: an emoji sequence is one unit of 2 and any
   // code point outside a sequence is weighed on its own (so a lone ZWJ costs 1).
   let total = 0;
@@ -157,6 +163,7 @@ const EMOJI_LIKE = /\p{Extended_Pictographic}|\p{Regional_Indicator}|\u20E3/u;
 
 /** Threads length: graphemes, with each emoji grapheme costing its UTF-8 byte length. */
 export function threadsLength(text: string): number {
+  if (isAscii(text)) return asciiGraphemeLength(text);
   let total = 0;
   for (const segment of graphemes(text)) {
     total += EMOJI_LIKE.test(segment) ? utf8ByteLength(segment) : 1;

@@ -1,13 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  countText,
-  graphemeLength,
-  mastodonLength,
-  threadsLength,
-  utf16Length,
-  utf8ByteLength,
-  xWeightedLength,
-} from '../../../src/domain/platforms/text-length.js';
+import { countText, graphemeLength, mastodonLength, threadsLength, utf16Length, utf8ByteLength, xWeightedLength } from '../../../src/domain/platforms/text-length.js';
 import { findMastodonUrls, findXUrls } from '../../../src/domain/platforms/urls.js';
 
 const FAMILY = '👨‍👩‍👧‍👦'; // 4 people joined by 3 ZWJ: 7 code points, 11 UTF-16 units, 25 bytes
@@ -183,5 +176,46 @@ describe('countText dispatches on the unit', () => {
     ['utf8Bytes', 25],
   ] as const)('%s', (unit, expected) => {
     expect(countText(FAMILY, unit)).toBe(expected);
+  });
+});
+
+describe('all-ASCII text, counted without the segmenter', () => {
+  const segmenter = new Intl.Segmenter('en', { granularity: 'grapheme' });
+  const segmented = (text: string) => [...segmenter.segment(text)].length;
+  // Every ASCII character, with CR LF pairs and links (for X) more often than chance would give them.
+  const asciiText = fc
+    .array(
+      fc.oneof(
+        fc.integer({ min: 0, max: 127 }).map((code) => String.fromCharCode(code)),
+        fc.constantFrom('\r\n', '\r\r\n', ' x.com/a ', 'https://example.com/p?q=1'),
+      ),
+      { maxLength: 200 },
+    )
+    .map((parts) => parts.join(''));
+
+  it('counts graphemes as the segmenter does', () => {
+    fc.assert(
+      fc.property(asciiText, (text) => {
+        expect(graphemeLength(text)).toBe(segmented(text));
+      }),
+    );
+  });
+
+  it('counts Threads length as one per grapheme: no ASCII grapheme is an emoji', () => {
+    fc.assert(
+      fc.property(asciiText, (text) => {
+        expect(threadsLength(text)).toBe(segmented(text));
+      }),
+    );
+  });
+
+  it('weighs every ASCII character 1 for X, and each link 23', () => {
+    fc.assert(
+      fc.property(asciiText, (text) => {
+        const links = findXUrls(text);
+        const linked = links.reduce((sum, link) => sum + link.end - link.start, 0);
+        expect(xWeightedLength(text)).toBe(text.length - linked + 23 * links.length);
+      }),
+    );
   });
 });
