@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Selectable, Transaction } from 'kysely';
+import { sql, type Insertable, type Kysely, type Selectable, type Transaction } from 'kysely';
 import { compiledOnce } from '../compiled-query.js';
 import type { Database, PostMediaTable, PostStatus, PostsTable, PostTargetsTable } from '../schema.js';
 
@@ -22,20 +22,92 @@ export interface NewPost {
 
 /**
  * A post, its targets and its media in one statement (the posts row in a CTE: the foreign keys
- * are checked at the statement's end), inside the caller's transaction.
+ * are checked at the statement's end), inside the caller's transaction. The targets and media go
+ * as arrays, so every post, whatever its number of targets and media, runs the same statement,
+ * built and prepared once.
  */
 export async function insertPostWithTargets(trx: Transaction<Database>, { post, targets, media }: NewPost): Promise<void> {
-  const withPost = trx.with('inserted_post', (db) => db.insertInto('posts').values(post).returning('id'));
-  if (media.length === 0) {
-    await withPost.insertInto('post_targets').values(targets.map(targetValues)).execute();
-    return;
-  }
-  await withPost
-    .with('inserted_targets', (db) => db.insertInto('post_targets').values(targets.map(targetValues)).returning('post_id'))
-    .insertInto('post_media')
-    .values(media)
-    .execute();
+  await postWithContents(
+    trx,
+    post.id,
+    post.user_id,
+    post.caption ?? null,
+    post.first_comment ?? null,
+    post.post_type,
+    post.status,
+    post.scheduled_at ?? null,
+    post.publish_job_id ?? null,
+    post.next_check_at ?? null,
+    targets.map((t) => t.account_id),
+    targets.map((t) => t.position),
+    targets.map((t) => t.caption_override ?? null),
+    targets.map((t) => toJsonb(t.fields)),
+    targets.map((t) => toJsonb(t.thread_parts)),
+    media.map((m) => m.media_id),
+    media.map((m) => m.position),
+  );
 }
+
+/** Arrays unnested side by side in a select list: one row per element, in order. */
+const unnested = <T>(values: unknown, type: 'text' | 'int') => sql<T>`unnest(${values}::${sql.raw(type)}[])`;
+
+const postWithContents = compiledOnce(
+  (
+    db,
+    id: string,
+    userId: string,
+    caption: string | null,
+    firstComment: string | null,
+    postType: string,
+    status: PostStatus,
+    scheduledAt: Date | null,
+    publishJobId: string | null,
+    nextCheckAt: Date | null,
+    accountIds: string[],
+    positions: number[],
+    captionOverrides: (string | null)[],
+    fields: (string | null)[],
+    threadParts: (string | null)[],
+    mediaIds: string[],
+    mediaPositions: number[],
+  ) =>
+    db
+      .with('inserted_post', (q) =>
+        q
+          .insertInto('posts')
+          .values({
+            id,
+            user_id: userId,
+            caption,
+            first_comment: firstComment,
+            post_type: postType,
+            status,
+            scheduled_at: scheduledAt,
+            publish_job_id: publishJobId,
+            next_check_at: nextCheckAt,
+          })
+          .returning('id'),
+      )
+      .with('inserted_targets', (q) =>
+        q
+          .insertInto('post_targets')
+          .columns(['post_id', 'account_id', 'position', 'caption_override', 'fields', 'thread_parts'])
+          .expression(
+            q.selectNoFrom([
+              sql<string>`${id}`.as('post_id'),
+              unnested<string>(accountIds, 'text').as('account_id'),
+              unnested<number>(positions, 'int').as('position'),
+              unnested<string | null>(captionOverrides, 'text').as('caption_override'),
+              sql<string | null>`${unnested(fields, 'text')}::jsonb`.as('fields'),
+              sql<string | null>`${unnested(threadParts, 'text')}::jsonb`.as('thread_parts'),
+            ]),
+          )
+          .returning('post_id'),
+      )
+      .insertInto('post_media')
+      .columns(['post_id', 'media_id', 'position'])
+      .expression(db.selectNoFrom([sql<string>`${id}`.as('post_id'), unnested<string>(mediaIds, 'text').as('media_id'), unnested<number>(mediaPositions, 'int').as('position')])),
+);
 
 async function insertContents(trx: Transaction<Database>, { targets, media }: Omit<NewPost, 'post'>): Promise<void> {
   if (targets.length > 0) await trx.insertInto('post_targets').values(targets.map(targetValues)).execute();
