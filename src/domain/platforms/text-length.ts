@@ -70,7 +70,7 @@ export function utf8ByteLength(text: string): number {
   return Buffer.byteLength(text, 'utf8');
 }
 
-const NON_ASCII = /[^\x00-\x7f]/;
+const NON_ASCII = /[\u0080-\uffff]/;
 
 /**
  * Whether the text is all ASCII, where counting needs no segmenter: no ASCII character extends or
