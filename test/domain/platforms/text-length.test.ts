@@ -1,6 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { countText, graphemeLength, mastodonLength, threadsLength, utf16Length, utf8ByteLength, xWeightedLength } from '../../../src/domain/platforms/text-length.js';
+import {
+  countText,
+  graphemeLength,
+  mastodonLength,
+  threadsLength,
+  utf16Length,
+  utf8ByteLength,
+  xWeightedLength,
+} from '../../../src/domain/platforms/text-length.js';
 import { findMastodonUrls, findXUrls } from '../../../src/domain/platforms/urls.js';
 
 const FAMILY = '👨‍👩‍👧‍👦'; // 4 people joined by 3 ZWJ: 7 code points, 11 UTF-16 units, 25 bytes
