@@ -10,6 +10,7 @@
  *
  *   npm run bench                        # 3 pairs of 5 s runs per operation and connection count
  *   npm run bench -- --seconds 10 --pairs 5
+ *   npm run bench -- --only getPost --connections 50 --pairs 9   # one row, more pairs
  *   npm run bench -- --scale             # scripts/bench/scale.ts: growth with the number of posts
  *
  * BENCH_DATABASE_URL names the Postgres server (default the local one on 127.0.0.1) on which a
@@ -36,13 +37,17 @@ const { values: args } = parseArgs({
     scale: { type: 'boolean', default: false },
     seconds: { type: 'string', default: '5' },
     pairs: { type: 'string', default: '3' },
+    /** Only the operations whose name starts with this (a partial table; it still goes to latest.md). */
+    only: { type: 'string' },
+    /** Only this connection count. */
+    connections: { type: 'string' },
   },
 });
 const SECONDS = Number(args.seconds);
 const PAIRS = Number(args.pairs);
 const ADMIN_URL = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const MAIN_USER_POSTS = 100_000;
-const CONNECTIONS = [10, 50];
+const CONNECTIONS = args.connections === undefined ? [10, 50] : [Number(args.connections)];
 /**
  * deletePost uses up its posts, so each of its runs gets this many, seeded just before: more than
  * it can delete in the run's seconds (a run that ran out would answer 404 and fail).
@@ -207,7 +212,7 @@ async function main(): Promise<void> {
     const rows: Row[] = [];
     const heraldRss: number[] = [];
     let runs = 0;
-    for (const op of operations(client)) {
+    for (const op of operations(client).filter((o) => args.only === undefined || o.name.startsWith(args.only))) {
       for (const connections of CONNECTIONS) {
         const row: Row = { operation: op.name, connections, target: op.target, herald: [], baseline: [] };
         for (const server of [herald, baseline]) {

@@ -19,6 +19,7 @@ const KEY_CACHE_ENTRIES = 10_000;
  */
 export class ApiKeyCache {
   readonly #entries = new LRUCache<string, ApiKeyLookup>({ max: KEY_CACHE_ENTRIES, ttl: KEY_CACHE_MS });
+  readonly #running = new Map<string, { mark: number; row: Promise<ApiKeyLookup | undefined> }>();
   #hearing = false;
   #changes = 0;
 
@@ -26,13 +27,31 @@ export class ApiKeyCache {
     return this.#hearing ? this.#entries.get(keyHash) : undefined;
   }
 
-  /** A mark to give `keep`: taken before the lookup, so a change announced during it is not overtaken. */
+  /** How many changes it has heard: a mark that moves at each announcement, and when it stops or starts hearing them. */
   mark(): number {
     return this.#changes;
   }
 
-  keep(keyHash: string, row: ApiKeyLookup, mark: number): void {
-    if (this.#hearing && mark === this.#changes) this.#entries.set(keyHash, row);
+  /**
+   * Looks a key up with `load` and keeps what it found, unless a change was announced while it ran.
+   * Requests that ask for the same key meanwhile share the lookup rather than each making their own:
+   * when a busy key's entry lapses, every request in that moment would otherwise queue its own
+   * lookup, and the requests behind them wait for all of them (50 connections on one key made 23
+   * lookups a second rather than 1). A lookup begun before a change is not shared after it, nor
+   * any while the announcements are not heard.
+   */
+  async lookUp(keyHash: string, load: () => Promise<ApiKeyLookup | undefined>): Promise<ApiKeyLookup | undefined> {
+    const running = this.#running.get(keyHash);
+    if (running !== undefined && this.#hearing && running.mark === this.#changes) return running.row;
+    const lookup = { mark: this.#changes, row: load() };
+    this.#running.set(keyHash, lookup);
+    try {
+      const row = await lookup.row;
+      if (row !== undefined && this.#hearing && lookup.mark === this.#changes) this.#entries.set(keyHash, row);
+      return row;
+    } finally {
+      if (this.#running.get(keyHash) === lookup) this.#running.delete(keyHash);
+    }
   }
 
   changed(): void {

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../data/schema.js';
-import { insertApiKey, revokeApiKey, selectApiKeyByHash, type ApiKeyLookup } from '../data/queries/api-keys.js';
+import { insertApiKey, revokeApiKey, selectApiKeyByHash } from '../data/queries/api-keys.js';
 import type { ApiKeyCache } from './api-key-cache.js';
 import { DomainError } from './errors.js';
 import { isWellFormedId, newId } from './ids.js';
@@ -37,7 +37,7 @@ export async function authenticate(db: Kysely<Database>, token: string | undefin
   if (token === undefined) throw new DomainError('unauthorized', MISSING_API_KEY);
   if (!token.startsWith(API_KEY_PREFIX)) throw new DomainError('unauthorized', INVALID_API_KEY);
   const hash = hashApiKey(token);
-  const row = cache?.get(hash) ?? (await lookUp(db, hash, cache));
+  const row = cache === undefined ? await selectApiKeyByHash(db, hash) : (cache.get(hash) ?? (await cache.lookUp(hash, () => selectApiKeyByHash(db, hash))));
   // The lookup is by hash already; the constant-time compare keeps the final decision free of timing leaks.
   if (!row || !timingSafeEqual(Buffer.from(row.key_hash, 'hex'), Buffer.from(hash, 'hex')) || row.revoked_at !== null) {
     throw new DomainError('unauthorized', INVALID_API_KEY);
@@ -46,13 +46,6 @@ export async function authenticate(db: Kysely<Database>, token: string | undefin
     throw new DomainError('unauthorized', API_KEY_EXPIRED);
   }
   return { userId: row.user_id, keyId: row.id };
-}
-
-async function lookUp(db: Kysely<Database>, hash: string, cache: ApiKeyCache | undefined): Promise<ApiKeyLookup | undefined> {
-  const mark = cache?.mark() ?? 0;
-  const row = await selectApiKeyByHash(db, hash);
-  if (row !== undefined) cache?.keep(hash, row, mark);
-  return row;
 }
 
 export interface CreatedApiKey {

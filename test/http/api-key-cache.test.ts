@@ -45,6 +45,16 @@ describe('the key lookup cache', () => {
     }
   });
 
+  it('answers requests that arrive together with a key not yet cached, and refuses them all together once it is revoked', async () => {
+    const { userId } = await userWithKey(api.db);
+    const made = await createApiKey(api.db, userId, null);
+    noteSecret(made.key);
+    const together = async () => (await Promise.all(Array.from({ length: 20 }, () => accounts(made.key)))).map((res) => res.status);
+    expect(await together()).toEqual(Array(20).fill(200));
+    await revokeHeard(api, made.id);
+    expect(await together()).toEqual(Array(20).fill(401));
+  });
+
   it('refuses a cached key as soon as its expiry passes', async () => {
     const { userId } = await userWithKey(api.db);
     const expiresAt = new Date(Date.now() + 60_000);
