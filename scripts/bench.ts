@@ -168,7 +168,7 @@ function formatTable(rows: Row[], rss: { peak: number; first: number; last: numb
     const ratio = h.rps / b.rps;
     const p99Ratio = h.p99 / b.p99;
     lines.push(
-      `| ${row.operation} | ${row.connections} | ${f(h.rps)} | ${f(b.rps)} | ${f(ratio, 2)} ${ratio >= row.target ? '✓' : '✗'} (≥ ${row.target}) | ${f(h.p50)} / ${f(h.p99)} | ${f(b.p50)} / ${f(b.p99)} | ${f(p99Ratio, 2)} ${p99Ratio <= 1.3 ? '✓' : '✗'} |`,
+      `| ${row.operation} | ${row.connections} | ${f(h.rps)} | ${f(b.rps)} | ${f(ratio, 2)} ${ratio >= row.target ? '✓' : '✗'} (≥ ${row.target}) | ${f(h.p50, 1)} / ${f(h.p99, 1)} | ${f(b.p50, 1)} / ${f(b.p99, 1)} | ${f(p99Ratio, 2)} ${p99Ratio <= 1.3 ? '✓' : '✗'} |`,
     );
   }
   lines.push(

@@ -11,7 +11,7 @@ import { encodePostCursor } from '../../src/domain/posts/post-cursor.js';
 import { HERALD_COMMAND } from '../build.js';
 import { startHeraldServe } from '../herald-serve.js';
 import { REPO_ROOT } from '../spec-document.js';
-import { runLoad, type RunResult } from './load.js';
+import { percentile, runLoad, type RunResult } from './load.js';
 import { affinity, pin, postgresProcesses } from './processes.js';
 import { seed } from './seed.js';
 
@@ -43,8 +43,7 @@ async function sequentialLatency(url: string, key: string): Promise<Latency> {
     if (res.status !== 200) throw new Error(`GET ${url}: ${res.status}`);
   }
   times.sort((a, b) => a - b);
-  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(times.length * q))] ?? Number.NaN;
-  return { p50: at(0.5), p99: at(0.99) };
+  return { p50: percentile(times, 0.5), p99: percentile(times, 0.99) };
 }
 
 export async function runScale(databaseUrl: string, client: pg.Client): Promise<void> {
