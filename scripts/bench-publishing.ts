@@ -36,6 +36,7 @@ import { LocalDiskStorage } from '../src/storage/local-disk-storage.js';
 import { startPublishingRuntime } from '../src/worker/runtime.js';
 import { startWorker } from '../src/worker/worker.js';
 import { HERALD_COMMAND, buildHerald } from './build.js';
+import { percentile } from './bench/load.js';
 import { cpuSeconds, postgresProcesses } from './bench/processes.js';
 import { startHeraldServe } from './herald-serve.js';
 
@@ -43,11 +44,6 @@ const execFileAsync = promisify(execFile);
 const LATENCY_POSTS = 40;
 const THROUGHPUT_POSTS = 1000;
 const quiet = { info: () => {}, error: () => {} };
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? Number.NaN;
-}
 
 async function sandboxUser(db: Kysely<Database>): Promise<{ userId: string; accounts: string[] }> {
   const { id: userId } = await createUser(db, 'Bench');
@@ -97,14 +93,14 @@ async function latency(handle: DatabaseHandle, dataDir: string): Promise<void> {
   await worker.stop();
   await runtime.stop();
   const lags = rows.map((r) => (r.published_at?.getTime() ?? Number.NaN) - (r.scheduled_at?.getTime() ?? Number.NaN));
-  const work = percentile(baseline, 50);
+  const work = percentile(baseline, 0.5);
   console.log(`publishing one due post of 3 targets (baseline): median ${work.toFixed(1)} ms`);
   console.log(
-    `in-process worker, ${rows.length} targets of ${LATENCY_POSTS} scheduled posts: published after scheduledAt by p50 ${percentile(lags, 50).toFixed(0)} ms, p99 ${percentile(lags, 99).toFixed(0)} ms, max ${Math.max(...lags).toFixed(0)} ms (${(percentile(lags, 50) / work).toFixed(1)}x the baseline)`,
+    `in-process worker, ${rows.length} targets of ${LATENCY_POSTS} scheduled posts: published after scheduledAt by p50 ${percentile(lags, 0.5).toFixed(0)} ms, p99 ${percentile(lags, 0.99).toFixed(0)} ms, max ${Math.max(...lags).toFixed(0)} ms (${(percentile(lags, 0.5) / work).toFixed(1)}x the baseline)`,
   );
   const hooks = receiver.lags;
   console.log(
-    `webhooks, ${hooks.length} post.published events: received after the outcome was recorded by median ${percentile(hooks, 50).toFixed(0)} ms, p95 ${percentile(hooks, 95).toFixed(0)} ms, max ${Math.max(...hooks).toFixed(0)} ms`,
+    `webhooks, ${hooks.length} post.published events: received after the outcome was recorded by median ${percentile(hooks, 0.5).toFixed(0)} ms, p95 ${percentile(hooks, 0.95).toFixed(0)} ms, max ${Math.max(...hooks).toFixed(0)} ms`,
   );
 }
 

@@ -51,12 +51,12 @@ export async function runLoad(url: string, key: string, request: LoadRequest, co
   if (failed > 0) {
     throw new Error(`${request.method} ${request.paths[0]}: ${result.non2xx} non-2xx answers, ${result.errors} errors, ${result.timeouts} timeouts (${JSON.stringify(result.statusCodeStats)})`);
   }
-  latencies.sort((a, b) => a - b);
   return { requestsPerSecond: result.requests.total / seconds, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), requests: result.requests.total };
 }
 
-/** The nearest-rank percentile of sorted values. */
-export function percentile(sorted: readonly number[], p: number): number {
+/** The nearest-rank percentile of `values` (in any order); `p` from 0 to 1. */
+export function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] ?? Number.NaN;
 }
 
