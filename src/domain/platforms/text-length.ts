@@ -1,6 +1,7 @@
 // Counting units. Every platform counts text its own way and a length limit is only
 // meaningful with its unit, so each limit in the table names one of these.
 
+import { matchesOf } from './regex-matches.js';
 import { findMastodonMentions, findMastodonUrls, findXUrls, type TextRange } from './urls.js';
 
 export const TEXT_UNITS = [
@@ -128,7 +129,7 @@ function xSegmentLength(segment: string): number {
   // code point outside a sequence is weighed on its own (so a lone ZWJ costs 1).
   let total = 0;
   let position = 0;
-  for (const match of segment.matchAll(RGI_EMOJI)) {
+  for (const match of matchesOf(RGI_EMOJI, segment)) {
     const index = match.index ?? 0;
     for (const char of segment.slice(position, index)) total += xCodePointWeight(char.codePointAt(0) ?? 0);
     total += 2;

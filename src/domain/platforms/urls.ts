@@ -7,6 +7,7 @@
 // release bundles 2019 emoji data (so newer emoji sequences are miscounted) and pulls in
 // core-js 2; the URL rules themselves are stable and small enough to own.
 
+import { matchesOf } from './regex-matches.js';
 import { TWITTER_TEXT_TLDS } from './tlds.js';
 
 /** Half-open UTF-16 range [start, end) of a detected link. */
@@ -142,7 +143,7 @@ function asciiDomainLength(domainPart: string): number | null {
 export function findXUrls(text: string): TextRange[] {
   if (!text.includes('.')) return [];
   const ranges: TextRange[] = [];
-  for (const match of text.matchAll(X_URL)) {
+  for (const match of matchesOf(X_URL, text)) {
     const before = match[1] ?? '';
     let url = match[2] ?? '';
     const protocol = match[3];
@@ -159,7 +160,7 @@ export function findXUrls(text: string): TextRange[] {
       if (/[-_./]$/.test(before)) continue;
       let last: TextRange | null = null;
       let searchFrom = 0;
-      for (const ascii of domainPart.matchAll(X_ASCII_DOMAIN)) {
+      for (const ascii of matchesOf(X_ASCII_DOMAIN, domainPart)) {
         const offset = domainPart.indexOf(ascii[0], searchFrom);
         searchFrom = offset + ascii[0].length;
         last = { start: start + offset, end: start + searchFrom };
@@ -205,7 +206,7 @@ const MASTODON_URL = new RegExp(
 /** Links as Mastodon's StatusLengthValidator finds them: a protocol is required. */
 export function findMastodonUrls(text: string): TextRange[] {
   const ranges: TextRange[] = [];
-  for (const match of text.matchAll(MASTODON_URL)) {
+  for (const match of matchesOf(MASTODON_URL, text)) {
     const start = (match.index ?? 0) + (match[1] ?? '').length;
     ranges.push({ start, end: start + (match[2] ?? '').length });
   }
@@ -226,7 +227,7 @@ export interface MentionRange extends TextRange {
 
 export function findMastodonMentions(text: string): MentionRange[] {
   const ranges: MentionRange[] = [];
-  for (const match of text.matchAll(MASTODON_MENTION)) {
+  for (const match of matchesOf(MASTODON_MENTION, text)) {
     const start = match.index ?? 0;
     ranges.push({ start, end: start + match[0].length, billedAs: `@${match[1] ?? ''}` });
   }
