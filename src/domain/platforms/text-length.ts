@@ -1,6 +1,7 @@
 // Counting units. Every platform counts text its own way and a length limit is only
 // meaningful with its unit, so each limit in the table names one of these.
 
+import { isAscii } from './ascii.js';
 import { matchesOf } from './regex-matches.js';
 import { findMastodonMentions, findMastodonUrls, findXUrls, type TextRange } from './urls.js';
 
@@ -78,17 +79,6 @@ export function utf16Length(text: string): number {
 
 export function utf8ByteLength(text: string): number {
   return Buffer.byteLength(text, 'utf8');
-}
-
-const NON_ASCII = /[\u0080-\uffff]/;
-
-/**
- * Whether the text is all ASCII, where counting needs no segmenter: no ASCII character extends or
- * joins another (UAX #29), so each is its own grapheme but for CR LF, one grapheme of two; none is an
- * emoji on its own (RGI_Emoji, Extended_Pictographic); and NFC leaves it as it is. Most captions are.
- */
-function isAscii(text: string): boolean {
-  return !NON_ASCII.test(text);
 }
 
 function asciiGraphemeLength(text: string): number {

@@ -7,6 +7,7 @@
 // release bundles 2019 emoji data (so newer emoji sequences are miscounted) and pulls in
 // core-js 2; the URL rules themselves are stable and small enough to own.
 
+import { isAscii } from './ascii.js';
 import { matchesOf } from './regex-matches.js';
 import { TWITTER_TEXT_TLDS } from './tlds.js';
 
@@ -77,9 +78,9 @@ const MAX_TCO_SLUG_LENGTH = 40;
 // Length of a label once punycode-encoded (RFC 3492), as twitter-text's idna check needs;
 // counting only, so no output string is built.
 function punycodeLabelLength(label: string): number {
+  if (isAscii(label)) return label.length;
   const codePoints = Array.from(label, (char) => char.codePointAt(0) ?? 0);
   const basicCount = codePoints.filter((cp) => cp < 0x80).length;
-  if (basicCount === codePoints.length) return label.length;
   const base = 36;
   const tMin = 1;
   const tMax = 26;
