@@ -53,8 +53,30 @@ function isSafeCut(text: string, index: number): boolean {
   return BREAK_BEFORE.test(after) && !NOT_BREAK_BEFORE.test(after) && !NOT_BREAK_AFTER.test(before);
 }
 
-/** Extended grapheme clusters of `text`, in order. */
+/**
+ * Extended grapheme clusters of `text`, in order. Between two ASCII characters UAX #29 always
+ * breaks, but inside CR LF, and no rule looks across such a break (the ones that look back, for
+ * emoji and flags, only pass over non-ASCII characters); so only the stretches around non-ASCII
+ * characters go to the segmenter, each on its own: a caption with an emoji or two is not copied
+ * into every one of its graphemes (60 µs for 120 characters, now a few).
+ */
 export function* graphemes(text: string): Generator<string> {
+  let start = 0;
+  for (let at = 1; at <= text.length; at++) {
+    if (at < text.length && !breaksBetweenAscii(text, at)) continue;
+    if (at - start === 1) yield text.charAt(start);
+    else yield* segmentedInChunks(text.slice(start, at));
+    start = at;
+  }
+}
+
+function breaksBetweenAscii(text: string, index: number): boolean {
+  const before = text.charCodeAt(index - 1);
+  const after = text.charCodeAt(index);
+  return before < 0x80 && after < 0x80 && !(before === 0x0d && after === 0x0a);
+}
+
+function* segmentedInChunks(text: string): Generator<string> {
   let start = 0;
   while (start < text.length) {
     let end = Math.min(text.length, start + CHUNK);

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   countText,
   graphemeLength,
+  graphemes,
   mastodonLength,
   threadsLength,
   utf16Length,
@@ -184,6 +185,27 @@ describe('countText dispatches on the unit', () => {
     ['utf8Bytes', 25],
   ] as const)('%s', (unit, expected) => {
     expect(countText(FAMILY, unit)).toBe(expected);
+  });
+});
+
+describe('graphemes of text mixing ASCII with other characters', () => {
+  const segmenter = new Intl.Segmenter('en', { granularity: 'grapheme' });
+  // ASCII beside what joins onto it or looks back past it: marks, joiners, emoji sequences, flags
+  // (regional indicators pair up from the last break), a Prepend, CR LF and Hangul jamo.
+  const mixedText = fc
+    .array(
+      fc.constantFrom('a', ' ', '.', '\r', '\n', '\r\n', '\u0301', '\u200D', '\uFE0F', '👍', '🏽', '❤', '🔥', '🇯', '🇵', FAMILY, KEYCAP_ONE, '\u0600', '\u1100', '\u1161', 'é', '日'),
+      { maxLength: 60 },
+    )
+    .map((parts) => parts.join(''));
+
+  it('are the graphemes one segmenter call over the whole text gives, in order', () => {
+    fc.assert(
+      fc.property(mixedText, (text) => {
+        expect([...graphemes(text)]).toEqual(Array.from(segmenter.segment(text), (s) => s.segment));
+      }),
+      { numRuns: 500 },
+    );
   });
 });
 
