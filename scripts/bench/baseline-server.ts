@@ -17,11 +17,14 @@ const POST_COLUMNS = 'id, user_id, caption, first_comment, post_type, status, sc
 const Q = {
   auth: 'select id, user_id, expires_at, revoked_at from api_keys where key_hash = $1',
   listPosts: `select ${POST_COLUMNS} from posts where user_id = $1 order by created_at desc, id desc limit $2 offset $3`,
-  getPost: `select ${POST_COLUMNS} from posts where id = $1 and user_id = $2`,
-  targets: `select t.account_id, a.platform, a.username, t.caption_override, t.fields, t.thread_parts, t.state, t.platform_post_id, t.url,
-                   t.published_at, t.error_category, t.error_message, t.next_attempt_at, t.attempts
-            from post_targets t join accounts a on a.id = t.account_id where t.post_id = $1 order by t.position`,
-  mediaIds: 'select media_id from post_media where post_id = $1 order by position',
+  // The post, its targets (as JSON, as Herald reads them) and its media ids in one statement.
+  getPost: `select ${POST_COLUMNS},
+              (select coalesce(json_agg(agg), '[]') from (
+                 select t.account_id, t.caption_override, t.fields, t.thread_parts, t.state, t.platform_post_id, t.url, t.published_at,
+                        t.error_category, t.error_message, t.next_attempt_at, t.attempts, a.platform, a.username
+                 from post_targets t join accounts a on a.id = t.account_id where t.post_id = posts.id order by t.position) agg) as targets,
+              array(select media_id from post_media where post_id = posts.id order by position) as media_ids
+            from posts where id = $1 and user_id = $2`,
   accounts: `select * from (
                select id, platform, username, display_name, mode, health, health_message, created_at from accounts where owner_user_id = $1 and disconnected_at is null
                union all
@@ -43,24 +46,25 @@ type PostRow = { id: string; user_id: string; caption: string | null; first_comm
 type Rows = {
   auth: { id: string; user_id: string; expires_at: Date | null; revoked_at: Date | null };
   listPosts: PostRow;
-  getPost: PostRow;
-  targets: {
-    account_id: string;
-    platform: string;
-    username: string;
-    caption_override: string | null;
-    fields: unknown;
-    thread_parts: unknown;
-    state: string;
-    platform_post_id: string | null;
-    url: string | null;
-    published_at: Date | null;
-    error_category: string | null;
-    error_message: string | null;
-    next_attempt_at: Date | null;
-    attempts: number;
+  getPost: PostRow & {
+    targets: {
+      account_id: string;
+      platform: string;
+      username: string;
+      caption_override: string | null;
+      fields: unknown;
+      thread_parts: unknown;
+      state: string;
+      platform_post_id: string | null;
+      url: string | null;
+      published_at: string | null;
+      error_category: string | null;
+      error_message: string | null;
+      next_attempt_at: string | null;
+      attempts: number;
+    }[];
+    media_ids: string[];
   };
-  mediaIds: { media_id: string };
   accounts: { id: string; platform: string; username: string; display_name: string | null; mode: string; health: string; health_message: string | null };
   ownedAccounts: { id: string; platform: string };
   ownedMedia: { id: string };
@@ -122,11 +126,11 @@ app.get('/api/v1/posts/:id', async (req, reply) => {
   const { id } = req.params as { id: string };
   const post = ID.test(id) ? (await query(pool, 'getPost', [id, userId])).rows[0] : undefined;
   if (!post) return reply.code(404).send({ error: 'Post not found' });
-  const [targets, media] = await Promise.all([query(pool, 'targets', [id]), query(pool, 'mediaIds', [id])]);
+  const iso = (time: string | null) => (time === null ? null : new Date(time).toISOString());
   return {
     ...postView(post),
-    mediaIds: media.rows.map((m) => m.media_id),
-    targets: targets.rows.map((t) => {
+    mediaIds: post.media_ids,
+    targets: post.targets.map((t) => {
       const withError = (t.state === 'failed' || t.state === 'unknown') && t.error_category !== null;
       return {
         accountId: t.account_id,
@@ -138,14 +142,14 @@ app.get('/api/v1/posts/:id', async (req, reply) => {
         status: t.state,
         platformPostId: t.platform_post_id,
         url: t.url,
-        publishedAt: t.published_at?.toISOString() ?? null,
+        publishedAt: iso(t.published_at),
         error: withError
           ? {
               message: t.error_message ?? '',
               category: t.error_category,
               retrying: t.state === 'failed' && t.next_attempt_at !== null,
               attempts: t.attempts,
-              nextAttemptAt: t.state === 'failed' ? (t.next_attempt_at?.toISOString() ?? null) : null,
+              nextAttemptAt: t.state === 'failed' ? iso(t.next_attempt_at) : null,
             }
           : null,
       };

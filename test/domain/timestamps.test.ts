@@ -33,6 +33,24 @@ describe('parseTimestamptz', () => {
     );
   });
 
+  it('reads the form JSON gives a timestamptz (a T, the offset with minutes) as the text form', () => {
+    const times = fc.integer({ min: Date.UTC(1000, 0, 2), max: Date.UTC(9999, 11, 30) });
+    const fractions = fc.oneof(fc.constant(''), fc.stringMatching(/^\.\d{1,6}$/));
+    const offsets = fc.integer({ min: -15 * 4, max: 15 * 4 }).map((quarters) => quarters * 900);
+    fc.assert(
+      fc.property(times, fractions, offsets, (time, fraction, offset) => {
+        const text = postgresText(Math.floor(time / 1000) * 1000, fraction, offset);
+        const [, zone = ''] = /[+-]\d{2}(:\d{2})?$/.exec(text) ?? [];
+        const json = `${text.slice(0, 10)}T${text.slice(11)}${zone === '' ? ':00' : ''}`;
+        expect(parseTimestamptz(json).getTime(), json).toBe((pgParse(text) as Date).getTime());
+      }),
+      { numRuns: 1000 },
+    );
+    for (const text of ['0999-12-31 23:59:59.5+00', '12020-01-01 00:00:00+00', '2020-01-01 00:00:00+00 BC']) {
+      expect(parseTimestamptz(text.replace(' ', 'T')), text).toEqual(pgParse(text));
+    }
+  });
+
   it('leaves what it does not read by position to pg: early years, BC, infinity', () => {
     for (const text of ['0099-01-01 00:00:00+00', '0999-12-31 23:59:59.5+00', '2020-01-01 00:00:00+00 BC', 'infinity', '-infinity', '12020-01-01 00:00:00+00']) {
       expect(parseTimestamptz(text), text).toEqual(pgParse(text));

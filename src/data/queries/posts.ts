@@ -1,5 +1,7 @@
-import { sql, type Insertable, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { sql, type Expression, type Insertable, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { compiledOnce } from '../compiled-query.js';
+import { parseTimestamptz } from '../timestamps.js';
 import type { Database, PostMediaTable, PostStatus, PostsTable, PostTargetsTable } from '../schema.js';
 
 export type PostRow = Selectable<PostsTable>;
@@ -148,10 +150,65 @@ export type TargetWithAccount = Pick<
   'account_id' | 'caption_override' | 'fields' | 'thread_parts' | 'state' | 'platform_post_id' | 'url' | 'published_at' | 'error_category' | 'error_message' | 'next_attempt_at' | 'attempts'
 > & { platform: string; username: string };
 
-/** A post's targets in request order, with what the API shows of their accounts. */
-export const selectTargetsWithAccounts: (db: Kysely<Database>, postId: string) => Promise<TargetWithAccount[]> = compiledOnce((db, postId: string) =>
-  db.selectFrom('post_targets').innerJoin('accounts', 'accounts.id', 'post_targets.account_id').select(TARGET_VIEW_COLUMNS).where('post_targets.post_id', '=', postId).orderBy('post_targets.position'),
+/** A post's targets as JSON, in request order, with what the API shows of their accounts. */
+const targetsOf = (db: Kysely<Database>, postId: Expression<string>) =>
+  jsonArrayFrom(
+    db
+      .selectFrom('post_targets')
+      .innerJoin('accounts', 'accounts.id', 'post_targets.account_id')
+      .select(TARGET_VIEW_COLUMNS)
+      .where('post_targets.post_id', '=', postId)
+      .orderBy('post_targets.position'),
+  );
+
+/** A post's media ids in order, as an array. */
+const mediaIdsOf = (db: Kysely<Database>, postId: Expression<string>) => sql<string[]>`array(${db.selectFrom('post_media').select('media_id').where('post_id', '=', postId).orderBy('position')})`;
+
+/** What a post holds besides its own row. */
+export interface PostContents {
+  targets: TargetWithAccount[];
+  mediaIds: string[];
+}
+
+type PostContentsRow = { targets: ReturnType<typeof targetsOf> extends RawBuilder<infer T> ? T : never; media_ids: string[] };
+
+/** The targets' times arrive as JSON text (ISO 8601, whatever the session's DateStyle). */
+function toPostContents(row: PostContentsRow): PostContents {
+  return {
+    mediaIds: row.media_ids,
+    targets: row.targets.map((t) => ({
+      ...t,
+      published_at: t.published_at === null ? null : parseTimestamptz(t.published_at),
+      next_attempt_at: t.next_attempt_at === null ? null : parseTimestamptz(t.next_attempt_at),
+    })),
+  };
+}
+
+const contentsOfPost = compiledOnce((db, postId: string) => db.selectNoFrom([targetsOf(db, sql`${postId}`).as('targets'), mediaIdsOf(db, sql`${postId}`).as('media_ids')]));
+
+/** A post's targets and media ids, in one statement. */
+export async function selectPostContents(db: Kysely<Database>, postId: string): Promise<PostContents> {
+  const [row] = await contentsOfPost(db, postId);
+  if (row === undefined) throw new Error('a select without from returned no row');
+  return toPostContents(row);
+}
+
+const postWithContentsOwnedBy = compiledOnce((db, id: string, userId: string) =>
+  db
+    .selectFrom('posts')
+    .select(POST_VIEW_COLUMNS)
+    .select([targetsOf(db, sql.ref('posts.id')).as('targets'), mediaIdsOf(db, sql.ref('posts.id')).as('media_ids')])
+    .where('id', '=', id)
+    .where('user_id', '=', userId),
 );
+
+/** The user's post with its targets and media ids, in one statement (getPost's one round trip). */
+export async function selectPostWithContentsOwnedBy(db: Kysely<Database>, id: string, userId: string): Promise<{ post: PostViewRow; contents: PostContents } | undefined> {
+  const [row] = await postWithContentsOwnedBy(db, id, userId);
+  if (row === undefined) return undefined;
+  const { targets, media_ids, ...post } = row;
+  return { post, contents: toPostContents({ targets, media_ids }) };
+}
 
 const mediaIdsOfPost = compiledOnce((db, postId: string) => db.selectFrom('post_media').select('media_id').where('post_id', '=', postId).orderBy('position'));
 
@@ -223,12 +280,6 @@ function pageOfPosts(db: Kysely<Database>, userId: string, limit: number, offset
     .orderBy('id', 'desc')
     .limit(limit)
     .offset(offset);
-}
-
-const postOwnedBy = compiledOnce((db, id: string, userId: string) => db.selectFrom('posts').select(POST_VIEW_COLUMNS).where('id', '=', id).where('user_id', '=', userId));
-
-export async function selectPostOwnedBy(db: Kysely<Database>, id: string, userId: string): Promise<PostViewRow | undefined> {
-  return (await postOwnedBy(db, id, userId))[0];
 }
 
 /** Locks the row until the transaction ends, so its status cannot change between a check and a write. */

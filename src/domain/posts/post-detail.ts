@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { selectMediaIdsOfPost, selectTargetsWithAccounts, type PostViewRow, type TargetWithAccount } from '../../data/queries/posts.js';
+import { selectPostContents, type PostContents, type PostViewRow, type TargetWithAccount } from '../../data/queries/posts.js';
 import type { Database } from '../../data/schema.js';
 import type { PostDetail, PostTarget } from '../api-types.js';
 import type { ErrorCategory } from '../../publishers/publisher.js';
@@ -7,7 +7,10 @@ import { toPostView } from './post-view.js';
 
 /** A post with its media and targets, as getPost shows it. */
 export async function loadPostDetail(db: Kysely<Database>, post: PostViewRow): Promise<PostDetail> {
-  const [targets, mediaIds] = await Promise.all([selectTargetsWithAccounts(db, post.id), selectMediaIdsOfPost(db, post.id)]);
+  return toPostDetail(post, await selectPostContents(db, post.id));
+}
+
+export function toPostDetail(post: PostViewRow, { targets, mediaIds }: PostContents): PostDetail {
   return { ...toPostView(post), mediaIds, targets: targets.map((t) => toTargetView(post, t)) };
 }
 
