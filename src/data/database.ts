@@ -54,7 +54,7 @@ const MAX_PREPARED_STATEMENTS = 1000;
  * Runs every statement with parameters as a named prepared statement, so that each connection
  * has Postgres parse and plan it once rather than on every call (Kysely sends them unnamed). The
  * same text always gets the same name; pg prepares it on a connection the first time it is used
- * there. Statements without parameters (BEGIN, COMMIT, multi-statement scripts) are sent as they are.
+ * there. Statements without parameters (BEGIN, COMMIT, multi-statement scripts) go unnamed, by the simple protocol.
  */
 function preparing(pool: pg.Pool): PostgresPool {
   const names = new Map<string, string>();
@@ -75,7 +75,9 @@ function preparing(pool: pg.Pool): PostgresPool {
         wrapper = {
           query: ((text: string, values?: unknown[]) => {
             const name = values !== undefined && values.length > 0 ? nameOf(text) : undefined;
-            return name === undefined ? client.query(text, values) : client.query({ name, text, values });
+            // Always one shape of call: a plain string now and then (the in-process worker.s BEGIN or its look) deoptimized pg's
+            // query path under load, and seconds of slow, promoting collections followed (p99 ×2).
+            return client.query({ name, text, values });
           }) as unknown as PostgresPoolClient['query'],
           release: () => client.release(),
         };
