@@ -75,8 +75,9 @@ function preparing(pool: pg.Pool): PostgresPool {
         wrapper = {
           query: ((text: string, values?: unknown[]) => {
             const name = values !== undefined && values.length > 0 ? nameOf(text) : undefined;
-            // Always one shape of call: a plain string now and then (the in-process worker.s BEGIN or its look) deoptimized pg's
-            // query path under load, and seconds of slow, promoting collections followed (p99 ×2).
+            // Always one shape of call: a plain string now and then (the in-process worker's BEGIN or
+            // its look) deoptimized pg's query path under load, and seconds of slow, promoting
+            // collections followed (p99 ×2).
             return client.query({ name, text, values });
           }) as unknown as PostgresPoolClient['query'],
           release: () => client.release(),
