@@ -210,10 +210,11 @@ export async function selectPostWithContentsOwnedBy(db: Kysely<Database>, id: st
   return { post, contents: toPostContents({ targets, media_ids }) };
 }
 
-const mediaIdsOfPost = compiledOnce((db, postId: string) => db.selectFrom('post_media').select('media_id').where('post_id', '=', postId).orderBy('position'));
+const mediaIdsOfPost = compiledOnce((db, postId: string) => db.selectNoFrom(mediaIdsOf(db, sql`${postId}`).as('media_ids')));
 
 export async function selectMediaIdsOfPost(db: Kysely<Database>, postId: string): Promise<string[]> {
-  return (await mediaIdsOfPost(db, postId)).map((r) => r.media_id);
+  const [row] = await mediaIdsOfPost(db, postId);
+  return row?.media_ids ?? [];
 }
 
 /** A value for a jsonb column: its JSON text, or SQL NULL for none. */
