@@ -18,6 +18,7 @@ const databaseFree = [
   'test/secrets/**',
   'test/webhook-sender/**',
   'test/worker/due-watch.test.ts',
+  'test/worker/lanes.test.ts',
 ];
 // Suites about the embedded database's folder, which a Postgres run does not have.
 const embeddedOnly = ['test/embedded/**'];

@@ -147,7 +147,10 @@ export interface paths {
          * Publish a post now
          * @description Publishes a `draft` or `scheduled` post now instead of at its `scheduledAt`: its
          *     `scheduledAt` becomes the current time and its status `publishing`. The answer comes at
-         *     once (202); follow the outcome with `getPost`. No request body.
+         *     once (202); follow the outcome with `getPost`. No request body. A target whose account
+         *     the caller can no longer post to (they left its organization) fails at once with
+         *     `auth_expired` and is shown so in the answer; when every target does, the post is
+         *     `failed` (see **Access** under Publishing).
          */
         post: operations["publishPost"];
         delete?: never;
@@ -171,7 +174,9 @@ export interface paths {
          *     retry, which then run now). Targets whose outcome is `unknown` may already be on their
          *     platform, so they are retried only when `includeUnknown=true` says a person has checked
          *     and decided. Published targets are never touched. Each retried target gets a fresh budget
-         *     of automatic retries. No request body; the answer comes at once (202).
+         *     of automatic retries. No request body; the answer comes at once (202). A retried target
+         *     whose account the caller can no longer post to fails again at once with `auth_expired`,
+         *     as the answer shows (see **Access** under Publishing).
          */
         post: operations["retryPost"];
         delete?: never;
@@ -215,7 +220,14 @@ export interface paths {
          *
          *     Connecting a live account the caller already has (the same account on the same platform)
          *     reconnects it: the account keeps its id, takes the new credentials, and its `health` is
-         *     `ok` again, so posts that target it can be retried after a `needs_reconnect`.
+         *     `ok` again, so posts that target it can be retried after a `needs_reconnect`. A Bluesky
+         *     account is the same account when its DID is; a Mastodon account when its instance and
+         *     its id on that instance both are (two instances may number their accounts alike).
+         *
+         *     Herald reads at most 2 MiB of the platform's answer (after decompression) and stores
+         *     the profile it gives only when the id, handle and display name are text it can store
+         *     (no NUL, at most 2048, 512 and 256 characters); otherwise the answer is
+         *     `502 Platform error: …` and nothing is connected.
          */
         post: operations["connectAccount"];
         delete?: never;
@@ -236,12 +248,19 @@ export interface paths {
         post?: never;
         /**
          * Disconnect an account
-         * @description Disconnects one of the caller's accounts (their own, or an organization's they are a
-         *     member of): it leaves the account list, its stored credentials are erased, and it can no
-         *     longer be targeted. Nothing is removed from the platform. A target of this account that
+         * @description Disconnects one of the caller's own accounts, or an account of an organization the caller
+         *     is an owner of: it leaves the account list, its stored credentials are erased, and it can
+         *     no longer be targeted. Nothing is removed from the platform. A target of this account that
          *     has not yet been published fails with category `auth_expired`; a publication already
-         *     under way finishes and is recorded. An id that is malformed, unknown, disconnected or not
-         *     the caller's is `404 Account not found`.
+         *     under way finishes and is recorded.
+         *
+         *     An organization's account is shared by its members, and disconnecting it fails every
+         *     member's posts on it, so a plain member of the organization, who can post to the account,
+         *     gets `403 Only an owner of the account's organization can disconnect it` and the account
+         *     stays connected. An operator names owners with the CLI (`herald org create --owner`,
+         *     `herald org add-member --owner`) and can disconnect any account
+         *     (`herald account disconnect`). An id that is malformed, unknown, disconnected, or that the
+         *     caller cannot post to, is `404 Account not found`.
          */
         delete: operations["disconnectAccount"];
         options?: never;
@@ -344,8 +363,9 @@ export interface paths {
          * Register a webhook endpoint
          * @description Registers an endpoint that receives the chosen event types for the caller's posts and
          *     accounts. The answer carries the endpoint's signing `secret`: it is shown only here (and
-         *     by `rotateWebhookSecret`), so keep it. The URL must be `https` on a public address (see
-         *     **Webhooks** above); it is not called until an event happens or `testWebhook` is used.
+         *     by `rotateWebhookSecret`, and again to a retry with the same `Idempotency-Key`), so keep
+         *     it. The URL must be `https` on a public address (see **Webhooks** above); it is not called
+         *     until an event happens or `testWebhook` is used.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -396,11 +416,11 @@ export interface paths {
         put?: never;
         /**
          * Rotate a webhook endpoint's secret
-         * @description Gives the endpoint a new signing secret, shown in this answer only. The old secret stays
-         *     valid for `overlapSeconds` (default one day): until `previousSecretExpiresAt`, every
-         *     request carries two signatures, one with each secret, so the receiver can switch over
-         *     without missing an event. Rotating again during an overlap replaces the older secret at
-         *     once. No request body.
+         * @description Gives the endpoint a new signing secret, shown in this answer only (and again to a retry
+         *     with the same `Idempotency-Key`). The old secret stays valid for `overlapSeconds` (default
+         *     one day): until `previousSecretExpiresAt`, every request carries two signatures, one with
+         *     each secret, so the receiver can switch over without missing an event. Rotating again
+         *     during an overlap replaces the older secret at once. No request body.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -884,8 +904,9 @@ export interface components {
         TargetStatus: "pending" | "publishing" | "published" | "failed" | "unknown";
         /**
          * @description Who must act on a failure. `auth_expired`: reconnect the account (or it was
-         *     disconnected). `user_content`: the platform refused the text or fields; change the post.
-         *     `media_error`: the platform refused or could not process a media file. `rate_limited`:
+         *     disconnected, or the post's owner no longer has access to it). `user_content`: the
+         *     platform refused the text or fields; change the post. `media_error`: the platform
+         *     refused or could not process a media file. `rate_limited`:
          *     the platform asked Herald to slow down; retried after its reset time. `platform_error`:
          *     the platform failed or could not be reached; retried with backoff. `system_error`:
          *     Herald could not publish (for example the post came due while the service was down for
@@ -1202,8 +1223,14 @@ export interface components {
              * @example Invalid request
              */
             error: string;
-            /** @description One item per validation problem. */
+            /** @description One item per validation problem, the first 20 found. */
             details?: components["schemas"]["ErrorDetail"][];
+            /**
+             * @description Present only when more than 20 problems were found: how many more there are, beyond
+             *     the 20 in `details`. Fix those and send the request again to see the next ones.
+             * @example 39980
+             */
+            detailsOmitted?: number;
         };
         /** @description One validation problem. */
         ErrorDetail: {
@@ -2243,7 +2270,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The post is publishing. */
+            /** @description The post is publishing (or `failed`, when its owner can post to none of its accounts any more). */
             202: {
                 headers: {
                     "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
@@ -2299,7 +2326,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The failed targets are publishing again. */
+            /** @description The failed targets are publishing again (those whose account the caller can no longer post to failed again at once). */
             202: {
                 headers: {
                     "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
@@ -2415,7 +2442,12 @@ export interface operations {
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
-            /** @description The platform could not be reached or answered with a server error; nothing was connected. Retry later. */
+            /**
+             * @description The platform could not be reached or answered with a server error
+             *     (`Platform unreachable: …`; retry later), or answered something Herald cannot use
+             *     (`Platform error: …`): an answer over 2 MiB once decompressed, or a profile whose id,
+             *     handle or display name is not storable text or is too long. Nothing was connected.
+             */
             502: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -2455,7 +2487,19 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description No connected account with this id is the caller's. */
+            /** @description The account is an organization's, and the caller is a member of it but not an owner; nothing changed. */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No connected account with this id is one the caller can post to. */
             404: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];

@@ -5,10 +5,12 @@ import { accountDisconnectCommand } from './commands/account/disconnect.js';
 import { dbMigrateCommand } from './commands/db/migrate.js';
 import { demoCommand } from './commands/demo.js';
 import { keyCreateCommand } from './commands/key/create.js';
+import { keyListCommand } from './commands/key/list.js';
 import { keyRevokeCommand } from './commands/key/revoke.js';
 import { mediaAddCommand } from './commands/media/add.js';
 import { orgAddMemberCommand } from './commands/org/add-member.js';
 import { orgCreateCommand } from './commands/org/create.js';
+import { orgRemoveMemberCommand } from './commands/org/remove-member.js';
 import { serveCommand } from './commands/serve.js';
 import { userCreateCommand } from './commands/user/create.js';
 import { workerCommand } from './commands/worker.js';
@@ -24,8 +26,10 @@ const program = new Command('herald')
   .addCommand(workerCommand())
   .addCommand(new Command('db').description('database').addCommand(dbMigrateCommand()))
   .addCommand(new Command('user').description('users').addCommand(userCreateCommand()))
-  .addCommand(new Command('org').description('organizations').addCommand(orgCreateCommand()).addCommand(orgAddMemberCommand()))
-  .addCommand(new Command('key').description('API keys').addCommand(keyCreateCommand()).addCommand(keyRevokeCommand()))
+  .addCommand(
+    new Command('org').description('organizations').addCommand(orgCreateCommand()).addCommand(orgAddMemberCommand()).addCommand(orgRemoveMemberCommand()),
+  )
+  .addCommand(new Command('key').description('API keys').addCommand(keyCreateCommand()).addCommand(keyListCommand()).addCommand(keyRevokeCommand()))
   .addCommand(
     new Command('account').description('connected accounts').addCommand(accountConnectCommand()).addCommand(accountDisconnectCommand()),
   )

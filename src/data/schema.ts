@@ -20,8 +20,11 @@ export interface OrganizationsTable {
 export interface MembershipsTable {
   org_id: string;
   user_id: string;
+  role: ColumnType<MembershipRole, MembershipRole | undefined, MembershipRole>;
   created_at: CreatedAt;
 }
+
+export type MembershipRole = 'owner' | 'member';
 
 export interface ApiKeysTable {
   id: string;
@@ -209,6 +212,8 @@ export interface IdempotencyKeysTable {
   state: 'in_progress' | 'done';
   status_code: number | null;
   body: string | null;
+  /** `body` is sealed with the service's secret key (the answer carries a secret). */
+  sealed: ColumnType<boolean, boolean | undefined, boolean>;
   locked_until: Date;
   expires_at: Date;
 }

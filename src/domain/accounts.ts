@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { disconnectAccount as setDisconnected, insertAccount, selectActiveAccountsForUser, type ReachableAccount } from '../data/queries/accounts.js';
+import { disconnectAccount as setDisconnected, insertAccount, selectAccountAccess, selectActiveAccountsForUser, type ReachableAccount } from '../data/queries/accounts.js';
 import type { Database } from '../data/schema.js';
 import type { Account, AccountList } from './api-types.js';
 import { DomainError } from './errors.js';
@@ -25,14 +25,21 @@ export function toAccountView(row: ReachableAccount): Account {
   };
 }
 
-/** Disconnects an account the user can post to (their own, or their organization's); any other id is not found. */
+/**
+ * Disconnects one of the user's own accounts, or an account of an organization they own. An
+ * organization's account is shared: disconnecting it fails every member's posts on it, so a plain
+ * member may post to it but not disconnect it (the operator always can, with the CLI). An account
+ * the user cannot post to at all is not found.
+ */
 export async function disconnectAccountOf(db: Kysely<Database>, userId: string, id: string, now: Date): Promise<void> {
-  const reachable = isWellFormedId('acc', id) ? await selectActiveAccountsForUser(db, userId, [id]) : [];
-  if (reachable.length === 0) throw new DomainError('not_found', ACCOUNT_NOT_FOUND);
+  const access = isWellFormedId('acc', id) ? await selectAccountAccess(db, userId, id) : undefined;
+  if (access === undefined) throw new DomainError('not_found', ACCOUNT_NOT_FOUND);
+  if (access.owner_org_id !== null && access.role !== 'owner') throw new DomainError('forbidden', ONLY_OWNERS_DISCONNECT);
   await setDisconnected(db, id, now);
 }
 
 export const ACCOUNT_NOT_FOUND = 'Account not found';
+export const ONLY_OWNERS_DISCONNECT = "Only an owner of the account's organization can disconnect it";
 
 export interface ConnectAccount {
   platform: string;

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../data/schema.js';
-import { insertApiKey, revokeApiKey, selectApiKeyByHash } from '../data/queries/api-keys.js';
+import { insertApiKey, revokeApiKey, selectApiKeyByHash, selectApiKeysOfUser } from '../data/queries/api-keys.js';
 import type { ApiKeyCache } from './api-key-cache.js';
 import { DomainError } from './errors.js';
 import { isWellFormedId, newId } from './ids.js';
@@ -67,4 +67,28 @@ export async function revokeKey(db: Kysely<Database>, id: string, now: Date): Pr
   const revokedAt = isWellFormedId('key', id) ? await revokeApiKey(db, id, now) : undefined;
   if (revokedAt === undefined) throw new DomainError('not_found', `API key not found: ${id}`);
   return { id, revokedAt: revokedAt.toISOString() };
+}
+
+export interface ListedApiKey {
+  id: string;
+  /** `revoked` wins over `expired`: a revoked key stays refused whatever its expiry. */
+  state: 'active' | 'expired' | 'revoked';
+  createdAt: string;
+  expiresAt: string | null;
+  revokedAt: string | null;
+}
+
+/** A user's keys, oldest first, with their state: what an operator offboarding someone revokes. Never the key itself, which is not kept. */
+export async function listApiKeys(db: Kysely<Database>, userId: string, now: Date): Promise<{ keys: ListedApiKey[] }> {
+  await requireUser(db, userId);
+  const rows = await selectApiKeysOfUser(db, userId);
+  return {
+    keys: rows.map((row) => ({
+      id: row.id,
+      state: row.revoked_at !== null ? 'revoked' : row.expires_at !== null && row.expires_at.getTime() <= now.getTime() ? 'expired' : 'active',
+      createdAt: row.created_at.toISOString(),
+      expiresAt: row.expires_at?.toISOString() ?? null,
+      revokedAt: row.revoked_at?.toISOString() ?? null,
+    })),
+  };
 }

@@ -9,6 +9,7 @@ import {
   type IdempotencyScope,
 } from '../data/queries/idempotency.js';
 import type { Database } from '../data/schema.js';
+import type { CredentialVault } from '../secrets/credential-vault.js';
 
 export type { IdempotencyScope };
 
@@ -30,9 +31,17 @@ export type KeyClaim =
 /**
  * Decides what a request with an Idempotency-Key does, taking the key when it is free. `claim` is
  * the request's own random token, chosen before the call so that a claim whose answer was lost
- * (the database went away mid-statement) can still be freed by that request alone.
+ * (the database went away mid-statement) can still be freed by that request alone. `vault` opens a
+ * kept answer that was sealed.
  */
-export async function claimIdempotencyKey(db: Kysely<Database>, scope: IdempotencyScope, claim: string, fingerprint: string, now: Date): Promise<KeyClaim> {
+export async function claimIdempotencyKey(
+  db: Kysely<Database>,
+  scope: IdempotencyScope,
+  claim: string,
+  fingerprint: string,
+  now: Date,
+  vault: CredentialVault,
+): Promise<KeyClaim> {
   const lockedUntil = new Date(now.getTime() + IDEMPOTENCY_LOCK_MS);
   const expiresAt = new Date(now.getTime() + IDEMPOTENCY_TTL_MS);
   if (await insertKeyIfAbsent(db, scope, claim, fingerprint, lockedUntil, expiresAt)) return { kind: 'claimed' };
@@ -41,7 +50,9 @@ export async function claimIdempotencyKey(db: Kysely<Database>, scope: Idempoten
     // Gone between the two statements (expired and purged, or released): take it.
     const expired = row === undefined || row.expires_at <= now;
     if (!expired && row.fingerprint !== fingerprint) return { kind: 'mismatch' };
-    if (!expired && row.state === 'done' && row.status_code !== null && row.body !== null) return { kind: 'replay', statusCode: row.status_code, body: row.body };
+    if (!expired && row.state === 'done' && row.status_code !== null && row.body !== null) {
+      return { kind: 'replay', statusCode: row.status_code, body: row.sealed ? vault.open<SealedAnswer>(row.body).body : row.body };
+    }
     if (!expired && row.locked_until > now) return { kind: 'in_progress', retryAfterSeconds: Math.max(1, Math.ceil((row.locked_until.getTime() - now.getTime()) / 1000)) };
     if (row === undefined) {
       if (!(await insertKeyIfAbsent(trx, scope, claim, fingerprint, lockedUntil, expiresAt))) return { kind: 'in_progress', retryAfterSeconds: 1 };
@@ -52,9 +63,21 @@ export async function claimIdempotencyKey(db: Kysely<Database>, scope: Idempoten
   });
 }
 
-/** Keeps the answer for retries with the same key. */
-export async function completeIdempotencyKey(db: Kysely<Database>, scope: IdempotencyScope, claim: string, statusCode: number, body: string): Promise<void> {
-  await completeKey(db, scope, claim, statusCode, body);
+/** Keeps the answer for retries with the same key; sealed with `sealWith` when given (the answer carries a secret). */
+export async function completeIdempotencyKey(
+  db: Kysely<Database>,
+  scope: IdempotencyScope,
+  claim: string,
+  statusCode: number,
+  body: string,
+  sealWith?: CredentialVault,
+): Promise<void> {
+  const sealed = sealWith?.seal({ body } satisfies SealedAnswer);
+  await completeKey(db, scope, claim, statusCode, sealed ?? body, sealed !== undefined);
+}
+
+interface SealedAnswer {
+  body: string;
 }
 
 /** Frees the key: the request failed on Herald's side, so a retry should do the work. */

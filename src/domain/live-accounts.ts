@@ -1,13 +1,14 @@
 import type { Kysely } from 'kysely';
 import { findLiveAccount, insertAccount, updateAccountCredentials } from '../data/queries/accounts.js';
 import type { Database } from '../data/schema.js';
-import type { ConnectError } from '../publishers/publisher.js';
+import type { ConnectedAccount, ConnectError } from '../publishers/publisher.js';
 import type { PublisherRegistry } from '../publishers/registry.js';
 import type { CredentialVault } from '../secrets/credential-vault.js';
 import type { Account, AccountConnectInput, ErrorDetail } from './api-types.js';
 import { toAccountView } from './accounts.js';
 import { DomainError, invalidRequest } from './errors.js';
 import { newId } from './ids.js';
+import { isStorableText } from './text.js';
 import { requireOrganization, requireUser } from './users.js';
 
 export type AccountOwner = { userId: string } | { orgId: string };
@@ -64,17 +65,24 @@ export async function connectAccountFor(deps: LiveConnectDeps, owner: AccountOwn
   } catch (error) {
     if (isConnectError(error)) {
       if (error.reason === 'unreachable') throw new DomainError('platform_unreachable', `Platform unreachable: ${error.message}`);
+      if (error.reason === 'bad_answer') throw new DomainError('platform_unreachable', `Platform error: ${error.message}`);
+      // The message is the guard's own, `URL not allowed: …`.
+      if (error.reason === 'url_not_allowed') throw new DomainError('not_allowed', error.message);
       throw new DomainError('not_allowed', `Invalid credentials: ${error.message}`);
     }
     throw error;
   }
+  const problem = profileProblem(connected);
+  if (problem !== null) throw new DomainError('platform_unreachable', `Platform error: ${input.platform} answered a profile Herald cannot store: ${problem}`);
   const sealed = deps.vault.seal(connected.credentials as object);
-  const existing = await findLiveAccount(deps.db, owners, input.platform, connected.platformUserId);
+  const existing =
+    (await findLiveAccount(deps.db, owners, input.platform, connected.platformUserId)) ?? (await formerAccount(deps, owners, input.platform, connected));
   if (existing !== undefined) {
     const row = await updateAccountCredentials(deps.db, existing.id, {
       credentials: sealed,
       username: connected.username,
       display_name: connected.displayName,
+      platform_user_id: connected.platformUserId,
     });
     return { account: toAccountView(row), created: false };
   }
@@ -89,6 +97,39 @@ export async function connectAccountFor(deps: LiveConnectDeps, owner: AccountOwn
     credentials: sealed,
   });
   return { account: toAccountView(row), created: true };
+}
+
+/** The longest profile fields Herald stores from a platform, in UTF-16 code units (a DID may be 2 KiB). */
+export const PROFILE_LIMITS = { platformUserId: 2048, username: 512, displayName: 256 } as const;
+
+/** Why a profile a platform answered cannot be stored or shown, or null when it can. */
+function profileProblem(connected: ConnectedAccount<unknown>): string | null {
+  const fields = { platformUserId: connected.platformUserId, username: connected.username, displayName: connected.displayName } as const;
+  for (const [name, value] of Object.entries(fields) as [keyof typeof fields, unknown][]) {
+    if (value === null && name === 'displayName') continue;
+    if (typeof value !== 'string' || (value === '' && name !== 'displayName')) return `${name} is not text`;
+    if (value.length > PROFILE_LIMITS[name]) return `${name} is longer than ${PROFILE_LIMITS[name]} characters`;
+    if (!isStorableText(value)) return `${name} contains NUL or an unpaired surrogate`;
+  }
+  return null;
+}
+
+/**
+ * The owner's account stored under the platform's former, not unique, id for this account, when
+ * its stored service URL is this one's; accounts on other services that share the id stay apart.
+ */
+async function formerAccount(deps: LiveConnectDeps, owners: Parameters<typeof findLiveAccount>[1], platform: string, connected: ConnectedAccount<unknown>) {
+  const serviceKey = LIVE_PLATFORMS[platform]?.serviceKey;
+  if (connected.formerPlatformUserId === undefined || serviceKey === undefined) return undefined;
+  const former = await findLiveAccount(deps.db, owners, platform, connected.formerPlatformUserId);
+  if (former === undefined || former.credentials === null) return undefined;
+  let stored: Record<string, unknown>;
+  try {
+    stored = deps.vault.open<Record<string, unknown>>(former.credentials);
+  } catch {
+    return undefined;
+  }
+  return stored[serviceKey] === (connected.credentials as Record<string, unknown>)[serviceKey] ? former : undefined;
 }
 
 /** The rules of a connect request a JSON schema cannot say, in the `details` shape of schema failures. */

@@ -2,11 +2,12 @@ import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../data/connection-errors.js';
 import type { ErrorDetail } from '../domain/api-types.js';
-import { DomainError, INVALID_REQUEST, type DomainErrorKind } from '../domain/errors.js';
+import { DomainError, errorName, INVALID_REQUEST, type DomainErrorKind } from '../domain/errors.js';
 import { HttpError } from './http-error.js';
+import { KeptAnswer, sendKeptAnswer } from './idempotency.js';
 import { RATE_LIMIT_EXCEEDED, type UnroutedLimit } from './rate-limits.js';
 import { acceptedContentTypes, unsupportedContentType } from './route-options.js';
-import { toErrorDetails } from './validation-details.js';
+import { capDetails, toErrorDetails } from './validation-details.js';
 
 const STATUS_OF: Record<DomainErrorKind, number> = {
   invalid_request: 400,
@@ -26,6 +27,7 @@ const RETRY_AFTER_SECONDS = 5;
 interface ErrorBody {
   error: string;
   details?: ErrorDetail[];
+  detailsOmitted?: number;
 }
 
 interface Answer {
@@ -41,6 +43,12 @@ interface Answer {
  */
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
+    if (err instanceof KeptAnswer) return sendKeptAnswer(reply, err);
+    // The client hung up mid-request (an upload cut short): nobody to answer, and nothing failed here.
+    if (req.raw.socket?.destroyed === true) {
+      req.log.info({ errorName: errorName(err), operation: req.routeOptions.url }, 'the client closed the connection before the answer');
+      return send(reply, { status: 400, body: { error: 'Request aborted by the client' } });
+    }
     const answer = answerFor(err, req);
     if (answer.status >= 500) logFailure(req, securityFailureCause(err) ?? err, answer.status);
     return send(reply, answer);
@@ -51,11 +59,13 @@ export function installErrorHandlers(app: FastifyInstance): void {
 function answerFor(err: FastifyError, req: FastifyRequest): Answer {
   if (err.validation) {
     const root = partOf(req, err.validationContext);
-    return { status: 400, body: { error: INVALID_REQUEST, details: toErrorDetails(err.validation as never, root) } };
+    return { status: 400, body: { error: INVALID_REQUEST, ...toErrorDetails(err.validation as never, root) } };
   }
   const cause = securityFailureCause(err) ?? err;
+  // A failed key from an address that has used its guesses (see rate-limits): told to wait, not which check failed.
+  if (req.heraldGuessesSpentFor !== undefined) return { status: 429, body: { error: RATE_LIMIT_EXCEEDED }, retryAfterSeconds: req.heraldGuessesSpentFor };
   if (cause instanceof DomainError) {
-    const body: ErrorBody = cause.details ? { error: cause.message, details: cause.details } : { error: cause.message };
+    const body: ErrorBody = cause.details ? { error: cause.message, ...capDetails(cause.details) } : { error: cause.message };
     return { status: STATUS_OF[cause.kind], body };
   }
   if (cause instanceof HttpError) return { status: cause.status, body: { error: cause.message }, retryAfterSeconds: cause.retryAfterSeconds };
@@ -121,9 +131,8 @@ function send(reply: FastifyReply, { status, body, retryAfterSeconds }: Answer):
 /** Name and code only: messages of unexpected errors can carry SQL or data, stacks carry paths. */
 function logFailure(req: FastifyRequest, err: unknown, status: number): void {
   const { name, code } = err as { name?: unknown; code?: unknown };
-  const errorName = typeof name === 'string' ? name : typeof err;
   const errorCode = typeof code === 'string' ? code : undefined;
-  req.log.error({ status, errorName, errorCode, operation: req.routeOptions.url }, 'request failed');
+  req.log.error({ status, errorName: typeof name === 'string' ? name : typeof err, errorCode, operation: req.routeOptions.url }, 'request failed');
 }
 
 /** What Node's HTTP parser refused before Fastify saw a request, in the interface's error shape. */

@@ -11,7 +11,10 @@ export interface RateLimits {
   perKeyPerMinute: number;
   /** Every POST, PATCH and DELETE made with one API key (uploads included). */
   writesPerKeyPerMinute: number;
-  /** Requests without a valid key, per client address: public pages, unknown paths, and every 401. */
+  /**
+   * Per client address, in two buckets of this size each: requests to public pages and unknown
+   * paths, and failed key guesses (every 401). Neither ever refuses a request with a valid key.
+   */
   perAddressPerMinute: number;
 }
 
@@ -30,6 +33,10 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     heraldRateLimit?: RouteLimit;
   }
+  interface FastifyRequest {
+    /** Set when this request's failed key is over its address's guess bucket: seconds to wait. */
+    heraldGuessesSpentFor?: number;
+  }
 }
 
 interface BucketState {
@@ -44,8 +51,10 @@ const WRITE_METHODS = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
 
 /**
  * Per-key and per-address limits through @fastify/rate-limit's own limiters, placed around
- * authentication: an address that has used its bucket is refused before its key is looked up;
- * a caller with a valid key counts in its key's buckets; every 401 counts against the address.
+ * authentication: a caller with a valid key counts in its key's buckets only; public pages and
+ * unknown paths count in their address's public bucket, refused once it is spent; every 401
+ * counts in the address's guess bucket, and once that is spent a failed key is answered 429
+ * rather than 401. So nobody at an address (behind a proxy: everybody) can lock a valid key out.
  * `routeLimits` maps each operationId to how it is limited (see `routeLimitsFromSpec`).
  */
 export async function installRateLimits(app: FastifyInstance, options: RateLimitOptions, routeLimits: ReadonlyMap<string, RouteLimit>): Promise<UnroutedLimit> {
@@ -62,6 +71,7 @@ export async function installRateLimits(app: FastifyInstance, options: RateLimit
   const perKey = app.createRateLimit({ max: limits.perKeyPerMinute, keyGenerator: (req) => `key:${callerOf(req).keyId}` });
   const writes = app.createRateLimit({ max: limits.writesPerKeyPerMinute, keyGenerator: (req) => `write:${callerOf(req).keyId}` });
   const perAddress = app.createRateLimit({ max: limits.perAddressPerMinute, keyGenerator: (req) => `address:${normalizeIP(req.ip)}` });
+  const guesses = app.createRateLimit({ max: limits.perAddressPerMinute, keyGenerator: (req) => `guess:${normalizeIP(req.ip)}` });
 
   const countCaller = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const state = closest([await perKey(req), ...(WRITE_METHODS.has(req.method) ? [await writes(req)] : [])]);
@@ -77,20 +87,21 @@ export async function installRateLimits(app: FastifyInstance, options: RateLimit
   });
 
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
-    // Unknown paths have no route config: they count per address, like any request without a key.
-    const kind = req.routeOptions.config.heraldRateLimit ?? 'address';
-    if (kind === 'none') return;
-    const address = stateOf(await perAddress(req, { increment: kind === 'address' }));
-    if (address === undefined) return;
-    refuseWhenSpent(reply, address, kind === 'address' ? address.remaining < 0 : address.remaining <= 0);
+    // Unknown paths have no route config: they count per address, like any public page.
+    if ((req.routeOptions.config.heraldRateLimit ?? 'address') !== 'address') return;
+    const address = stateOf(await perAddress(req));
+    if (address !== undefined) refuseWhenSpent(reply, address, address.remaining < 0);
   });
 
-  // A 401 is a failed guess at a key, and counts against the address. Counted when the failure is
-  // thrown rather than as every answer is sent: a hook on sending costs every request (~4% of a read).
+  // A 401 is a failed guess at a key, and counts in the address's guess bucket; past it the error
+  // handler answers 429. Counted when the failure is thrown rather than as every answer is sent:
+  // a hook on sending costs every request (~4% of a read).
   app.addHook('onError', async (req: FastifyRequest, reply: FastifyReply, error: Error & { statusCode?: number }) => {
     if (error.statusCode !== 401 || req.routeOptions.config.heraldRateLimit !== 'caller') return;
-    const address = stateOf(await perAddress(req));
-    if (address !== undefined) setHeaders(reply, address);
+    const guessed = stateOf(await guesses(req));
+    if (guessed === undefined) return;
+    setHeaders(reply, guessed);
+    if (guessed.remaining < 0) req.heraldGuessesSpentFor = Math.max(1, guessed.resetSeconds);
   });
 
   return async (req, reply) => {

@@ -10,6 +10,8 @@ import { openDatabase } from '../data/open-database.js';
 import { countUsers } from '../data/queries/users.js';
 import { watchApiKeys } from '../domain/api-key-cache.js';
 import { scheduleDemoPost, seedDemo, type DemoPost, type DemoSeed } from '../domain/demo.js';
+import { errorName } from '../domain/errors.js';
+import { removeAbandonedUploads } from '../domain/media/abandoned-uploads.js';
 import { FfprobeMediaProbe } from '../probe/ffprobe-media-probe.js';
 import { LocalDiskStorage } from '../storage/local-disk-storage.js';
 import { startPublishingRuntime, type PublishingRuntime } from '../worker/runtime.js';
@@ -107,6 +109,13 @@ export async function startServer(env: Environment, hooks: ServerHooks = {}): Pr
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : env.port;
   const url = `http://${env.host}:${port}`;
+  // Files that uploads cut short by a crash left in staging; the worker's housekeeping removes later ones.
+  const staging = removeAbandonedUploads(storage, new Date()).then(
+    (removed) => {
+      if (removed > 0) app.log.info({ removed }, 'abandoned uploads removed from staging');
+    },
+    (err: unknown) => app.log.warn({ errorName: errorName(err) }, 'could not clean the upload staging folder'),
+  );
 
   let handle: DatabaseHandle | undefined;
   let runtime: PublishingRuntime | undefined;
@@ -114,6 +123,7 @@ export async function startServer(env: Environment, hooks: ServerHooks = {}): Pr
   let keys: Awaited<ReturnType<typeof watchApiKeys>> | undefined;
   let closing = false;
   const ready = (async () => {
+    await staging;
     while (!closing) {
       try {
         const attempt = firstAttempt ?? open();

@@ -6,11 +6,36 @@ import { STORABLE_TEXT_PATTERN, unstorableTextDetail } from '../domain/text.js';
 const MAX_RECEIVED = 100;
 
 /**
- * Maps Ajv's errors to the interface's `details` items (Zod-like codes), each locating its field
- * from the root of the validated part, array positions as integers.
+ * The most `details` items one answer carries: a body of 1 MiB can hold tens of thousands of
+ * problems, and answering each would send megabytes for a few hundred kilobytes.
  */
-export function toErrorDetails(errors: readonly ErrorObject[], root: unknown): ErrorDetail[] {
-  return errors.filter((e) => !isWrapperError(e)).map((e) => toDetail(e, root));
+export const MAX_DETAILS = 20;
+
+export interface CappedDetails {
+  details: ErrorDetail[];
+  /** How many problems were found beyond the first MAX_DETAILS; absent when none were. */
+  detailsOmitted?: number;
+}
+
+/**
+ * Maps Ajv's errors to the interface's `details` items (Zod-like codes), each locating its field
+ * from the root of the validated part, array positions as integers; only the first MAX_DETAILS
+ * are mapped, the rest counted.
+ */
+export function toErrorDetails(errors: readonly ErrorObject[], root: unknown): CappedDetails {
+  const details: ErrorDetail[] = [];
+  let omitted = 0;
+  for (const e of errors) {
+    if (isWrapperError(e)) continue;
+    if (details.length < MAX_DETAILS) details.push(toDetail(e, root));
+    else omitted += 1;
+  }
+  return omitted === 0 ? { details } : { details, detailsOmitted: omitted };
+}
+
+/** The same cap for details the product's own rules found. */
+export function capDetails(all: ErrorDetail[]): CappedDetails {
+  return all.length <= MAX_DETAILS ? { details: all } : { details: all.slice(0, MAX_DETAILS), detailsOmitted: all.length - MAX_DETAILS };
 }
 
 /** `if`/`anyOf` failures only repeat the errors of their branches, `propertyNames` those of its key. */

@@ -28,7 +28,7 @@ function createAjv(coerceTypes: Options['coerceTypes']): Ajv {
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const bodyAjv = createAjv(false);
   const textAjv = createAjv('array');
-  return ({ schema, httpPart }) => onFirstUse(() => (httpPart === 'body' ? bodyAjv.compile(schema as object) : finiteOnly(textAjv.compile(schema as object))));
+  return ({ schema, httpPart }) => onFirstUse(() => (httpPart === 'body' ? bodyAjv.compile(schema as object) : plainNumbersOnly(textAjv.compile(schema as object))));
 }
 
 /**
@@ -47,28 +47,33 @@ function onFirstUse(compile: () => ValidateFunction): ValidateFunction {
   return validate;
 }
 
+/** A number as a query string or path may spell it: decimal digits, a sign, a decimal point. */
+const PLAIN_NUMBER: Record<string, RegExp> = { integer: /^-?[0-9]+$/, number: /^-?[0-9]+(\.[0-9]+)?$/ };
+
 /**
- * Ajv coerces text such as `1e999` to Infinity and then passes it as an integer within any bounds;
- * no parameter of the spec can hold it, so it is refused as the wrong type.
+ * Ajv coerces text with Number(), so `1e1`, `0x10`, ` 10` and `1e999` (Infinity, within any bound)
+ * would all pass as integers: a numeric parameter must be written in plain decimal, checked on
+ * the text before Ajv coerces it, and is refused as the wrong type otherwise.
  */
-function finiteOnly(validate: ValidateFunction): ValidateFunction {
+function plainNumbersOnly(validate: ValidateFunction): ValidateFunction {
+  const properties = (validate.schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
   const checked = ((data: unknown) => {
-    if (!validate(data)) {
-      checked.errors = validate.errors;
-      return false;
-    }
-    const field = Object.entries(data as Record<string, unknown>).find(([, value]) => typeof value === 'number' && !Number.isFinite(value));
+    const field = Object.entries((data ?? {}) as Record<string, unknown>).find(([name, value]) => {
+      const pattern = PLAIN_NUMBER[String(properties[name]?.type)];
+      return pattern !== undefined && typeof value === 'string' && !pattern.test(value);
+    });
     if (field === undefined) {
-      checked.errors = null;
-      return true;
+      const valid = validate(data);
+      checked.errors = validate.errors;
+      return valid;
     }
-    const properties = (validate.schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+    const type = String(properties[field[0]]?.type);
     const error: ErrorObject = {
       keyword: 'type',
       instancePath: `/${field[0]}`,
       schemaPath: `#/properties/${field[0]}/type`,
-      params: { type: properties[field[0]]?.type ?? 'number' },
-      message: 'must be a finite number',
+      params: { type },
+      message: `must be ${type === 'integer' ? 'an integer' : 'a number'} in plain decimal digits`,
       data: field[1],
     };
     checked.errors = [error];

@@ -32,11 +32,21 @@ const PRIVATE_RANGES: Partial<Record<string, string>> = {
 /** What kind of address this is when it may not be reached, or null when it may. */
 function refusedKind(address: string, allowPrivateNetwork: boolean): string | null {
   // process() turns an IPv4-mapped IPv6 address (::ffff:127.0.0.1) into the IPv4 address it carries.
-  const range = ipaddr.process(address).range();
+  const parsed = ipaddr.process(address);
+  // An IPv4-compatible IPv6 address (::127.0.0.1, deprecated by RFC 4291) reads as unicast to
+  // ipaddr.js, though stacks may route it to the IPv4 address it carries.
+  if (parsed.kind() === 'ipv6' && isIpv4Compatible(parsed as ipaddr.IPv6)) return 'an IPv4-compatible IPv6 address (deprecated)';
+  const range = parsed.range();
   if (range === 'unicast') return null;
   const privateKind = PRIVATE_RANGES[range];
   if (privateKind === undefined) return `a reserved address (${range})`;
   return allowPrivateNetwork ? null : privateKind;
+}
+
+/** In ::/96 but neither :: nor ::1, which have ranges of their own. */
+function isIpv4Compatible(address: ipaddr.IPv6): boolean {
+  const parts = address.parts;
+  return parts.slice(0, 6).every((part) => part === 0) && (parts[6] !== 0 || (parts[7] ?? 0) > 1);
 }
 
 function addressRule(allowPrivateNetwork: boolean): string {
@@ -83,7 +93,8 @@ function guardedLookup(allowPrivateNetwork: boolean): LookupFunction {
       for (const { address } of addresses) {
         const kind = refusedKind(address, allowPrivateNetwork);
         if (kind !== null) {
-          return callback(new UrlNotAllowedError(`${hostname} resolves to ${address}, ${kind}; ${addressRule(allowPrivateNetwork)}`), '', 0);
+          // The address itself is not named: it would tell a tenant what internal names resolve to.
+          return callback(new UrlNotAllowedError(`${hostname} resolves to ${kind}; ${addressRule(allowPrivateNetwork)}`), '', 0);
         }
       }
       const first = addresses[0];

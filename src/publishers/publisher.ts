@@ -28,12 +28,22 @@ export interface ConnectedAccount<C> {
   displayName: string | null;
   /** What is stored (encrypted) to publish later: never the app password, only tokens. */
   credentials: C;
+  /**
+   * The id earlier versions of Herald stored for this account, where it was not unique on the
+   * platform (a Mastodon account id without its instance): an account stored under it is the same
+   * one only when its stored service URL is this one's.
+   */
+  formerPlatformUserId?: string;
 }
 
-/** Why a connect failed: the platform refused the credentials (400), or could not be reached (502). */
+/**
+ * Why a connect failed: the platform refused the credentials (400), the SSRF guard refused the
+ * address a name resolved to (400), the platform could not be reached (502), or it answered
+ * something Herald cannot use: too large, or a profile of the wrong shape (502).
+ */
 export class ConnectError extends Error {
   constructor(
-    readonly reason: 'invalid_credentials' | 'unreachable',
+    readonly reason: 'invalid_credentials' | 'url_not_allowed' | 'unreachable' | 'bad_answer',
     message: string,
   ) {
     super(message);

@@ -25,7 +25,7 @@ export interface PublishJob {
 
 export const WEBHOOK_QUEUE = 'herald-webhook';
 
-/** Housekeeping on a schedule: expired idempotency keys go. */
+/** Housekeeping on a schedule: expired idempotency keys and abandoned uploads go. */
 export const MAINTENANCE_QUEUE = 'herald-maintenance';
 const MAINTENANCE_CRON = '*/15 * * * *';
 

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { access, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { access, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -22,14 +22,24 @@ export class LocalDiskStorage implements MediaStorage {
   async stage(source: Readable): Promise<StagedFile> {
     await mkdir(this.#staging, { recursive: true });
     const path = join(this.#staging, randomUUID());
+    const hash = createHash('sha256');
     try {
-      await pipeline(source, createWriteStream(path, { flags: 'wx' }));
+      await pipeline(
+        source,
+        async function* (chunks: AsyncIterable<Buffer>) {
+          for await (const chunk of chunks) {
+            hash.update(chunk);
+            yield chunk;
+          }
+        },
+        createWriteStream(path, { flags: 'wx' }),
+      );
     } catch (err) {
       await rm(path, { force: true });
       throw err;
     }
     const { size } = await stat(path);
-    return { path, bytes: size, discard: () => rm(path, { force: true }) };
+    return { path, bytes: size, sha256: hash.digest('hex'), discard: () => rm(path, { force: true }) };
   }
 
   async commit(staged: StagedFile, key: string): Promise<void> {
@@ -47,6 +57,30 @@ export class LocalDiskStorage implements MediaStorage {
     // A missing file rejects here, not later as a stream error in the middle of an upload.
     await access(path);
     return createReadStream(path);
+  }
+
+  async removeStagedBefore(cutoff: Date): Promise<number> {
+    let names: string[];
+    try {
+      names = await readdir(this.#staging);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+      throw err;
+    }
+    let removed = 0;
+    for (const name of names) {
+      const path = join(this.#staging, name);
+      // A file gone meanwhile was an upload that has just finished.
+      const stats = await stat(path).catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') return undefined;
+        throw err;
+      });
+      if (stats?.isFile() && stats.mtime < cutoff) {
+        await rm(path, { force: true });
+        removed += 1;
+      }
+    }
+    return removed;
   }
 
   #pathOf(key: string): string {

@@ -5,6 +5,8 @@ export interface StagedFile {
   /** A local path to read the bytes from (for probing). */
   readonly path: string;
   readonly bytes: number;
+  /** The SHA-256 of the bytes (hex), taken as they were staged: what an upload is known by. */
+  readonly sha256: string;
   discard(): Promise<void>;
 }
 
@@ -22,6 +24,8 @@ export interface MediaStorage {
   remove(key: string): Promise<void>;
   /** Reads a stored file (to publish it); rejects when it is missing. */
   open(key: string): Promise<Readable>;
+  /** Removes staged files last written before `cutoff` (uploads a crash cut short); how many. */
+  removeStagedBefore(cutoff: Date): Promise<number>;
 }
 
 /** Keys are made by the service from its own ids: `<userId>/<mediaId>`. Anything else is refused. */

@@ -1,13 +1,15 @@
 import { errorName } from '../domain/errors.js';
 import { purgeExpiredIdempotencyKeys } from '../domain/idempotency.js';
-import { publishNextDuePost, publishPostIfDue, type PublishingDeps } from '../domain/publishing/engine.js';
-import { deliverIfDue, deliverNextDue, type DeliveryDeps } from '../domain/webhooks/delivery.js';
-import { DUE_CHANNEL, selectNextDueWait, selectSoonestDue } from '../data/queries/publishing.js';
-import { selectNextDeliveryLeaseEnd } from '../data/queries/webhooks.js';
+import { removeAbandonedUploads } from '../domain/media/abandoned-uploads.js';
+import { publishNextDuePost, publishPostIfDue, takeNextDuePost, type PublishingDeps } from '../domain/publishing/engine.js';
+import { deliverIfDue, deliverNextDue, takeNextDueDelivery, type DeliveryDeps } from '../domain/webhooks/delivery.js';
+import { DUE_CHANNEL, selectNextDueWait, selectSoonestPostCheckAfter } from '../data/queries/publishing.js';
+import { selectNextDeliveryLeaseEnd, selectSoonestDeliveryDueAfter } from '../data/queries/webhooks.js';
 import type { DatabaseHandle } from '../data/database.js';
 import type PgBoss from 'pg-boss';
 import { MAINTENANCE_QUEUE, PUBLISH_QUEUE, WEBHOOK_QUEUE, type DeliveryJob, type PgBossQueue, type PublishJob } from '../queue/publication-queue.js';
 import { DueWatch } from './due-watch.js';
+import { Lanes, type Step } from './lanes.js';
 
 /**
  * The longest a worker goes without looking for due work. Work due within a minute is announced
@@ -20,6 +22,12 @@ const DEAF_LOOK_MS = 1_000;
 const JOB_POLL_SECONDS = 60;
 /** The longest a draining worker sleeps before looking again at work other workers hold. */
 const DRAIN_POLL_MS = 250;
+/**
+ * Webhook attempts one worker makes at a time. Each mostly waits on a receiver, so there are more
+ * of them than posts published at a time, and several times what one user may hold
+ * (maxInFlightPerUser): a user whose receivers never answer leaves the rest to everyone else.
+ */
+const DELIVERY_LANES = 16;
 
 export interface RunningWorker {
   /** Stops taking work and waits for what is in hand. */
@@ -30,8 +38,9 @@ export interface RunningWorker {
 export type DueAnnouncements = Pick<DatabaseHandle, 'listen'>;
 
 /**
- * Publishes posts and delivers webhook events as they come due, `concurrency` of each at a time.
- * An idle worker sleeps until the soonest due time it knows of, and wakes sooner when work due
+ * Publishes posts (`concurrency` at a time) and delivers webhook events (DELIVERY_LANES at a time)
+ * as they come due, each on lanes of its own, so that publishing never waits on a receiver. An
+ * idle worker sleeps until the soonest due time it knows of, and wakes sooner when work due
  * sooner is announced; pg-boss's jobs are fetched only now and then, as a safety net. Holds no
  * state, so several of these can run beside each other on one database.
  */
@@ -45,14 +54,40 @@ export async function startWorker(deps: PublishingDeps, queue: PgBossQueue, conc
   const maintain = async (): Promise<void> => {
     const purged = await purgeExpiredIdempotencyKeys(deps.db, deps.now());
     deps.log.info({ purged }, 'expired idempotency keys purged');
+    const removed = await removeAbandonedUploads(deps.storage, deps.now());
+    if (removed > 0) deps.log.info({ removed }, 'abandoned uploads removed from staging');
   };
   let hearing = false;
   const now = () => deps.now().getTime();
-  const look = async (): Promise<number> => {
-    await sweep(deps, concurrency);
-    return nextLookAt(await selectSoonestDue(deps.db), now(), hearing);
+  /** Lanes for one kind of work, and the watch that wakes them when it comes due; a look never waits for work in hand. */
+  const dueLoop = (work: string, size: number, step: () => Promise<Step>, soonestAfter: (after: Date) => Promise<Date | null>) => {
+    const lanes = new Lanes(size, step, (error) => {
+      deps.log.error({ work, errorName: errorName(error) }, 'taking due work failed');
+      watch.dueAt(now() + DEAF_LOOK_MS);
+    });
+    const look = async (): Promise<number> => {
+      // Taken before the lanes look: what they find not yet due is due after it, so the look below finds it.
+      const at = deps.now();
+      lanes.wake();
+      return nextLookAt(await soonestAfter(at), now(), hearing);
+    };
+    const watch = new DueWatch(look, (error) => deps.log.error({ work, errorName: errorName(error) }, 'looking for due work failed'), DEAF_LOOK_MS, now);
+    return { lanes, watch };
   };
-  const watch = new DueWatch(look, (error) => deps.log.error({ errorName: errorName(error) }, 'looking for due work failed'), DEAF_LOOK_MS, now);
+  const loops = [
+    dueLoop('posts', concurrency, async () => {
+      const taken = await takeNextDuePost(deps);
+      return typeof taken === 'string' ? taken : () => taken.publish();
+    }, (after) => selectSoonestPostCheckAfter(deps.db, after)),
+    dueLoop('deliveries', DELIVERY_LANES, async () => {
+      const taken = await takeNextDueDelivery(deps);
+      return typeof taken === 'string' ? taken : () => taken.send();
+    }, (after) => selectSoonestDeliveryDueAfter(deps.db, after)),
+  ];
+  // An announcement does not say what came due: both kinds look, each one step of its own index.
+  const dueAt = (at: number) => {
+    for (const loop of loops) loop.watch.dueAt(at);
+  };
   const workIds = [
     await queue.boss.work(PUBLISH_QUEUE, { batchSize: concurrency, pollingIntervalSeconds: JOB_POLL_SECONDS }, publish),
     await queue.boss.work(WEBHOOK_QUEUE, { batchSize: concurrency, pollingIntervalSeconds: JOB_POLL_SECONDS }, deliver),
@@ -64,42 +99,37 @@ export async function startWorker(deps: PublishingDeps, queue: PgBossQueue, conc
       : await announcements.listen(DUE_CHANNEL, {
           notified: (payload) => {
             const at = Number(payload);
-            watch.dueAt(Number.isFinite(at) ? at : now());
+            dueAt(Number.isFinite(at) ? at : now());
           },
           // What was announced while deaf is found by looking now.
           listening: () => {
             hearing = true;
-            watch.dueAt(now());
+            dueAt(now());
           },
           deaf: () => {
             hearing = false;
-            watch.dueAt(now() + DEAF_LOOK_MS);
+            dueAt(now() + DEAF_LOOK_MS);
           },
         });
-  if (!hearing) watch.dueAt(now());
+  if (!hearing) dueAt(now());
   return {
     async stop() {
       await stopListening();
-      await watch.stop();
+      await Promise.all(loops.map((loop) => loop.watch.stop()));
+      await Promise.all(loops.map((loop) => loop.lanes.stop()));
       for (const id of workIds) await queue.boss.offWork({ id });
     },
   };
 }
 
 /**
- * When to look next after a sweep, given the soonest due time left: then, or when a worker looks
- * anyway (sooner while it cannot hear announcements). Work still due after a sweep is held by
- * other workers: looked at again when they may be done, not at once.
+ * When to look next, given the soonest due time after the look began: then, or when a worker
+ * looks anyway (sooner while it cannot hear announcements). Work already due is the lanes': they
+ * take it until none is left, and one that frees up takes what was held back for it.
  */
 export function nextLookAt(soonest: Date | null, now: number, hearing: boolean): number {
   const latest = now + (hearing ? LOOK_INTERVAL_MS : DEAF_LOOK_MS);
-  if (soonest === null) return latest;
-  return Math.min(latest, soonest.getTime() > now ? soonest.getTime() : now + DRAIN_POLL_MS);
-}
-
-async function sweep(deps: PublishingDeps, concurrency: number): Promise<void> {
-  await Promise.all(Array.from({ length: concurrency }, () => drainLane(deps, false)));
-  await Promise.all(Array.from({ length: concurrency }, () => deliveryLane(deps, false)));
+  return soonest === null ? latest : Math.min(latest, soonest.getTime());
 }
 
 /**
@@ -108,18 +138,17 @@ async function sweep(deps: PublishingDeps, concurrency: number): Promise<void> {
  * are left to their time.
  */
 export async function drain(deps: PublishingDeps, concurrency: number): Promise<number> {
-  const counts = await Promise.all(Array.from({ length: concurrency }, () => drainLane(deps, true)));
+  const counts = await Promise.all(Array.from({ length: concurrency }, () => drainLane(deps)));
   return counts.reduce((a, b) => a + b, 0);
 }
 
 /** Takes due posts one after another; returns how many times it took targets and published them. */
-async function drainLane(deps: PublishingDeps, waitForOthers: boolean): Promise<number> {
+async function drainLane(deps: PublishingDeps): Promise<number> {
   let acted = 0;
   for (;;) {
     const step = await publishNextDuePost(deps);
     if (step === 'published') acted += 1;
     if (step !== 'none') continue;
-    if (!waitForOthers) return acted;
     const wait = await selectNextDueWait(deps.db, deps.now());
     if (wait === null) return acted;
     const ms = Math.min(DRAIN_POLL_MS, Math.max(10, wait.getTime() - deps.now().getTime()));
@@ -133,17 +162,16 @@ async function drainLane(deps: PublishingDeps, waitForOthers: boolean): Promise<
  * are left to their time.
  */
 export async function drainDeliveries(deps: DeliveryDeps, concurrency: number): Promise<number> {
-  const counts = await Promise.all(Array.from({ length: concurrency }, () => deliveryLane(deps, true)));
+  const counts = await Promise.all(Array.from({ length: concurrency }, () => deliveryLane(deps)));
   return counts.reduce((a, b) => a + b, 0);
 }
 
-async function deliveryLane(deps: DeliveryDeps, waitForOthers: boolean): Promise<number> {
+async function deliveryLane(deps: DeliveryDeps): Promise<number> {
   let sent = 0;
   for (;;) {
     const step = await deliverNextDue(deps);
     if (step === 'delivered') sent += 1;
     if (step !== 'none') continue;
-    if (!waitForOthers) return sent;
     const leaseEnd = await selectNextDeliveryLeaseEnd(deps.db);
     if (leaseEnd === null) return sent;
     const ms = Math.min(DRAIN_POLL_MS, Math.max(10, leaseEnd.getTime() - deps.now().getTime()));

@@ -12,6 +12,7 @@ import { writeFile } from 'node:fs/promises';
 import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from '../support/database.js';
 import { stringMatching } from '../support/matchers.js';
 import { startTestServer } from '../support/server.js';
+import { until } from '../support/wait.js';
 
 // The CLI runs against the suite's database: a fresh Postgres database, or an embedded data folder of its own.
 let dataDir: string;
@@ -53,7 +54,7 @@ describe('herald CLI', { timeout: 180_000 }, () => {
     expect(user).toEqual({ id: ID('usr') });
     const org = json<{ id: string }>(await herald(['org', 'create', '--name', 'Acme'], env));
     expect(org).toEqual({ id: ID('org') });
-    expect(json(await herald(['org', 'add-member', '--org', org.id, '--user', user.id], env))).toEqual({ orgId: org.id, userId: user.id });
+    expect(json(await herald(['org', 'add-member', '--org', org.id, '--user', user.id], env))).toEqual({ orgId: org.id, userId: user.id, role: 'member' });
 
     const key = json<{ id: string; key: string; expiresAt: string | null }>(
       await herald(['key', 'create', '--user', user.id, '--expires-at', '2099-01-01T00:00:00+01:00'], env),
@@ -163,5 +164,72 @@ describe('herald CLI', { timeout: 180_000 }, () => {
       await server.close();
     }
     expect(json(await herald(['user', 'create'], env))).toEqual({ id: ID('usr') });
+  });
+
+  it("offboards a member: their scheduled post fails on the organization's account, only an owner disconnects it, and their keys are listed", async () => {
+    // With the server up, commands go through it (on the embedded database), which is quicker than opening the folder each time.
+    const server = await startTestServer(readEnvironment(env));
+    try {
+      await server.ready;
+      const owner = json<{ id: string }>(await herald(['user', 'create', '--name', 'Olga'], env));
+      const member = json<{ id: string }>(await herald(['user', 'create', '--name', 'Max'], env));
+      const org = json<{ id: string }>(await herald(['org', 'create', '--name', 'Acme', '--owner', owner.id], env));
+      expect(json(await herald(['org', 'add-member', '--org', org.id, '--user', member.id], env))).toEqual({ orgId: org.id, userId: member.id, role: 'member' });
+      const shared = json<{ id: string }>(await herald(['account', 'connect', '--platform', 'linkedin', '--username', 'acme', '--org', org.id], env));
+      const ownerKey = json<{ key: string }>(await herald(['key', 'create', '--user', owner.id], env));
+      const memberKey = json<{ id: string; key: string }>(await herald(['key', 'create', '--user', member.id], env));
+      const revoked = json<{ id: string; key: string }>(await herald(['key', 'create', '--user', member.id], env));
+      json(await herald(['key', 'revoke', '--id', revoked.id], env));
+      const expiresAt = new Date(Date.now() + 12_000);
+      const expiring = json<{ id: string; key: string }>(await herald(['key', 'create', '--user', member.id, '--expires-at', expiresAt.toISOString()], env));
+
+      const post = await fetchChecked<Schemas['PostCreateResult']>(server.url, 'POST', '/api/v1/posts', {
+        key: memberKey.key,
+        json: { accountIds: [shared.id], caption: 'For Acme', scheduledAt: new Date(Date.now() + 10_000).toISOString() },
+      });
+      expect(post.status).toBe(201);
+      const refused = await fetchChecked(server.url, 'DELETE', `/api/v1/accounts/${shared.id}`, { key: memberKey.key });
+      expect(refused).toMatchObject({ status: 403, body: { error: "Only an owner of the account's organization can disconnect it" } });
+
+      expect(json(await herald(['org', 'remove-member', '--org', org.id, '--user', member.id], env))).toEqual({ orgId: org.id, userId: member.id, role: 'member' });
+      const again = await herald(['org', 'remove-member', '--org', org.id, '--user', member.id], env);
+      expect(again).toMatchObject({ code: 1, stdout: '', stderr: `herald: User ${member.id} is not a member of ${org.id}\n` });
+      const detail = () => fetchChecked<Schemas['PostDetail']>(server.url, 'GET', `/api/v1/posts/${post.body.id}`, { key: memberKey.key });
+      // The removal must land before the post comes due for this test to say anything.
+      expect((await detail()).body.status).toBe('scheduled');
+
+      await until('the post to settle', async () => (await detail()).body.status === 'failed');
+      expect((await detail()).body.targets).toMatchObject([
+        { accountId: shared.id, status: 'failed', platformPostId: null, error: { category: 'auth_expired', message: "The post's owner no longer has access to this account" } },
+      ]);
+      expect((await fetchChecked<Schemas['AccountList']>(server.url, 'GET', '/api/v1/accounts', { key: memberKey.key })).body.data).toEqual([]);
+      expect(await fetchChecked(server.url, 'DELETE', `/api/v1/accounts/${shared.id}`, { key: ownerKey.key })).toMatchObject({ status: 200, body: { success: true } });
+
+      const deputy = json<{ id: string }>(await herald(['user', 'create'], env));
+      expect(json(await herald(['org', 'add-member', '--org', org.id, '--user', deputy.id, '--owner'], env))).toEqual({ orgId: org.id, userId: deputy.id, role: 'owner' });
+      expect(json(await herald(['org', 'add-member', '--org', org.id, '--user', deputy.id], env))).toEqual({ orgId: org.id, userId: deputy.id, role: 'owner' });
+      expect(json(await herald(['org', 'remove-member', '--org', org.id, '--user', deputy.id], env))).toEqual({ orgId: org.id, userId: deputy.id, role: 'owner' });
+      expect(json(await herald(['key', 'list', '--user', deputy.id], env))).toEqual({ keys: [] });
+      for (const [args, message] of [
+        [['key', 'list', '--user', 'usr_nobody'], 'herald: User not found: usr_nobody\n'],
+        [['org', 'remove-member', '--org', 'org_nobody', '--user', member.id], 'herald: Organization not found: org_nobody\n'],
+        [['org', 'create', '--name', 'Ghost', '--owner', 'usr_nobody'], 'herald: User not found: usr_nobody\n'],
+      ] as const) {
+        expect(await herald([...args], env), args.join(' ')).toMatchObject({ code: 1, stdout: '', stderr: message });
+      }
+
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt.getTime() - Date.now() + 100)));
+      const listed = await herald(['key', 'list', '--user', member.id], env);
+      expect(json(listed)).toEqual({
+        keys: [
+          { id: memberKey.id, state: 'active', createdAt: stringMatching(/Z$/), expiresAt: null, revokedAt: null },
+          { id: revoked.id, state: 'revoked', createdAt: stringMatching(/Z$/), expiresAt: null, revokedAt: stringMatching(/Z$/) },
+          { id: expiring.id, state: 'expired', createdAt: stringMatching(/Z$/), expiresAt: expiresAt.toISOString(), revokedAt: null },
+        ],
+      });
+      for (const secret of [memberKey.key, revoked.key, expiring.key]) expect(listed.stdout).not.toContain(secret.slice('hrld_'.length));
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -111,6 +111,11 @@ describe('POST /api/v1/accounts without HERALD_ALLOW_PRIVATE_NETWORK', () => {
         expect(res.status).toBe(400);
         expect(res.body.error).toMatch(/^URL not allowed: /);
       }
+      // Refused as the name resolves, with the guard's own answer: neither "Invalid credentials" nor the address it resolved to.
+      expect(await connect(`https://localhost:${port}`)).toMatchObject({
+        status: 400,
+        body: { error: 'URL not allowed: localhost resolves to a loopback address; only public addresses are allowed (set HERALD_ALLOW_PRIVATE_NETWORK=true for a private network)' },
+      });
       expect(seen).toEqual([]);
       expect(await api.db.selectFrom('accounts').select('id').where('owner_user_id', '=', u.userId).execute()).toEqual([]);
     } finally {

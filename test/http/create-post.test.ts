@@ -245,6 +245,19 @@ describe('POST /api/v1/posts: invalid requests are 400 with details and write no
     expect(res.body.details).toHaveLength(4);
   });
 
+  it('answers the first 20 problems and counts the rest, however many the body holds', async () => {
+    const u = await userWithKey(api.db);
+    const body: Record<string, unknown> = { accountIds: ['acc_x'] };
+    for (let i = 0; i < 40_000; i++) body[`k${i}`] = i;
+    const res = await api.request<InvalidRequest & { detailsOmitted?: number }>({ method: 'POST', url: '/api/v1/posts', key: u.key, body });
+    expect(res.status).toBe(400);
+    expect(res.body.details).toHaveLength(20);
+    expect(res.body.details[0]).toEqual({ code: 'unrecognized_keys', expected: 'never', received: 'k0', path: ['k0'], message: "Unrecognized key: 'k0'" });
+    expect(res.body.detailsOmitted).toBe(39_980);
+    expect(JSON.stringify(res.body).length).toBeLessThan(4096);
+    expect(await postCount(api.db, u.userId)).toBe(0);
+  });
+
   it('treats a missing body as an invalid request', async () => {
     await expectInvalid(undefined, [
       { code: 'invalid_type', expected: 'object', received: 'undefined', path: [], message: 'Expected object, received undefined' },

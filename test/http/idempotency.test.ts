@@ -1,10 +1,14 @@
+import { readdir } from 'node:fs/promises';
 import { connect } from 'node:net';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { claimIdempotencyKey, purgeExpiredIdempotencyKeys, releaseIdempotencyKey } from '../../src/domain/idempotency.js';
 import { buildApp } from '../../src/http/app.js';
 import { injectChecked, useTestApi, type InvalidRequest, type Schemas } from '../support/api.js';
 import { fetchChecked } from '../support/fetch-checked.js';
-import { account, postCount, userWithKey, type TestUser } from '../support/fixtures.js';
+import { account, inOneHour, postCount, userWithKey, type TestUser } from '../support/fixtures.js';
+import { multipartBody } from '../support/media-files.js';
+import { solidPng } from '../support/png.js';
 import { useDemoServer } from '../support/server.js';
 
 const api = useTestApi();
@@ -124,17 +128,92 @@ describe('Idempotency-Key', () => {
   it('frees a released key (a 5xx answer) and takes over one whose holder is gone', async () => {
     const u = await userWithKey(api.db);
     const scope = { userId: u.userId, operationId: 'createPost', key: 'held' };
+    const { vault } = api.publishing.parts;
     const now = new Date();
-    expect(await claimIdempotencyKey(api.db, scope, 'claim-1', 'f', now)).toEqual({ kind: 'claimed' });
-    expect(await claimIdempotencyKey(api.db, scope, 'claim-1', 'f', now)).toEqual({ kind: 'in_progress', retryAfterSeconds: 60 });
+    expect(await claimIdempotencyKey(api.db, scope, 'claim-1', 'f', now, vault)).toEqual({ kind: 'claimed' });
+    expect(await claimIdempotencyKey(api.db, scope, 'claim-1', 'f', now, vault)).toEqual({ kind: 'in_progress', retryAfterSeconds: 60 });
     // Only the claim that holds the key frees it.
     await releaseIdempotencyKey(api.db, scope, 'someone-else');
-    expect(await claimIdempotencyKey(api.db, scope, 'claim-1', 'f', now)).toEqual({ kind: 'in_progress', retryAfterSeconds: 60 });
+    expect(await claimIdempotencyKey(api.db, scope, 'claim-1', 'f', now, vault)).toEqual({ kind: 'in_progress', retryAfterSeconds: 60 });
     await releaseIdempotencyKey(api.db, scope, 'claim-1');
-    expect(await claimIdempotencyKey(api.db, scope, 'claim-1', 'f', now)).toEqual({ kind: 'claimed' });
+    expect(await claimIdempotencyKey(api.db, scope, 'claim-1', 'f', now, vault)).toEqual({ kind: 'claimed' });
     // A minute later its holder is taken as gone: the same request may take the key.
-    expect(await claimIdempotencyKey(api.db, scope, 'claim-1', 'f', new Date(now.getTime() + 61_000))).toEqual({ kind: 'claimed' });
-    expect(await claimIdempotencyKey(api.db, scope, 'claim-2', 'other', new Date(now.getTime() + 61_000))).toEqual({ kind: 'mismatch' });
+    expect(await claimIdempotencyKey(api.db, scope, 'claim-1', 'f', new Date(now.getTime() + 61_000), vault)).toEqual({ kind: 'claimed' });
+    expect(await claimIdempotencyKey(api.db, scope, 'claim-2', 'other', new Date(now.getTime() + 61_000), vault)).toEqual({ kind: 'mismatch' });
+  });
+});
+
+describe('a request its operation refuses as invalid (400 Invalid request)', () => {
+  it('keeps no key for a past scheduledAt or an invalid reference: the same key then does the valid request', async () => {
+    const u = await userWithKey(api.db);
+    const acc = await account(api.db, u.userId);
+    const refused: [string, object][] = [
+      ['past', { accountIds: [acc], caption: 'Too late', scheduledAt: '2020-01-01T00:00:00Z' }],
+      ['reference', { accountIds: [acc], caption: 'Whose?', accountOverrides: [{ accountId: 'acc_notatarget', captionOverride: 'x' }] }],
+    ];
+    for (const [key, body] of refused) {
+      const res = await create(u, key, body);
+      expect([key, res.status, res.body.error]).toEqual([key, 400, 'Invalid request']);
+      const valid = await create(u, key, { accountIds: [acc], caption: `Valid after ${key}`, scheduledAt: inOneHour() });
+      expect([key, valid.status, valid.headers['idempotency-replayed']]).toEqual([key, 201, undefined]);
+      const saved = await api.request<Schemas['PostDetail']>({ method: 'GET', url: `/api/v1/posts/${valid.body.id}`, key: u.key });
+      expect(saved.body.caption).toBe(`Valid after ${key}`);
+    }
+    expect(await postCount(api.db, u.userId)).toBe(2);
+  });
+
+  it('keeps no key for an upload whose form is refused: the same key then stores the valid upload', async () => {
+    const u = await userWithKey(api.db);
+    const upload = (parts: Parameters<typeof multipartBody>[0]) => {
+      const { payload, contentType } = multipartBody(parts);
+      return api.request<Schemas['Media'] & { error?: string }>({ method: 'POST', url: '/api/v1/media', key: u.key, payload, headers: { 'content-type': contentType, 'idempotency-key': 'form' } });
+    };
+    const untyped = await api.request<{ error: string }>({ method: 'POST', url: '/api/v1/media', key: u.key, payload: solidPng(4, 4), headers: { 'idempotency-key': 'form' } });
+    expect(untyped.status).toBe(415);
+    const noFile = await upload([{ name: 'altText', value: 'A picture, not attached' }]);
+    expect([noFile.status, noFile.body.error]).toEqual([400, 'Invalid request']);
+    const valid = await upload([{ name: 'file', value: solidPng(4, 4), filename: 'a.png' }]);
+    expect([valid.status, valid.headers['idempotency-replayed']]).toEqual([201, undefined]);
+    const listed = await api.request<Schemas['MediaList']>({ method: 'GET', url: '/api/v1/media', key: u.key });
+    expect(listed.body.data.map((m) => m.id)).toEqual([valid.body.id]);
+  });
+});
+
+describe('an upload sent chunked, with no Content-Length', () => {
+  function uploadChunked(key: string, png: Buffer, altText: string) {
+    const { payload, contentType } = multipartBody([
+      { name: 'altText', value: altText },
+      { name: 'file', value: png, filename: 'image.png' },
+    ]);
+    return fetchChecked<Schemas['Media'] & { error?: string }>(running.server.url, 'POST', '/api/v1/media', {
+      key: running.demo.key,
+      headers: { 'content-type': contentType, 'idempotency-key': key },
+      chunked: payload,
+    });
+  }
+
+  it('is known by its content: another file with the same key is refused (422), the same file again is replayed', async () => {
+    const listIds = async () => (await fetchChecked<Schemas['MediaList']>(running.server.url, 'GET', '/api/v1/media?limit=100', { key: running.demo.key })).body.data.map((m) => m.id);
+    const before = await listIds();
+    const red = solidPng(8, 8, [255, 0, 0]);
+    const first = await uploadChunked('chunked-upload', red, 'Red');
+    expect(first.status).toBe(201);
+    expect(first.body).toMatchObject({ mime: 'image/png', bytes: red.length, altText: 'Red' });
+
+    const blue = await uploadChunked('chunked-upload', solidPng(8, 8, [0, 0, 255]), 'Red');
+    expect(blue.status).toBe(422);
+    expect(blue.body).toEqual({ error: 'Idempotency-Key reused with a different request: use a new key for a new request' });
+    const otherAltText = await uploadChunked('chunked-upload', red, 'Crimson');
+    expect(otherAltText.status).toBe(422);
+
+    // The same file and alt text, in a form framed afresh (another boundary), as a retry would send it.
+    const again = await uploadChunked('chunked-upload', red, 'Red');
+    expect(again.status).toBe(201);
+    expect(again.headers['idempotency-replayed']).toBe('true');
+    expect(again.body).toEqual(first.body);
+    expect(await listIds()).toEqual([first.body.id, ...before]);
+    // Nothing the refused and replayed uploads sent is left behind.
+    expect(await readdir(join(running.dataDir, 'media', 'staging'))).toEqual([]);
   });
 });
 

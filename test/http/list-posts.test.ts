@@ -72,9 +72,14 @@ describe('GET /api/v1/posts', () => {
       ['limit=abc', 'invalid_type', 'integer', 'string', 'limit'],
       ['limit=2.5', 'invalid_type', 'integer', 'string', 'limit'],
       ['offset=1e3x', 'invalid_type', 'integer', 'string', 'offset'],
-      // Numbers too large to hold are no number at all (Ajv alone would take them as Infinity).
-      ['limit=1e999', 'invalid_type', 'integer', 'number', 'limit'],
-      ['offset=-1e400', 'invalid_type', 'integer', 'number', 'offset'],
+      // Only plain decimal digits: Ajv alone would read these with Number() (1e999 as Infinity).
+      ['limit=1e999', 'invalid_type', 'integer', 'string', 'limit'],
+      ['offset=-1e400', 'invalid_type', 'integer', 'string', 'offset'],
+      ['limit=1e1', 'invalid_type', 'integer', 'string', 'limit'],
+      ['limit=0x10', 'invalid_type', 'integer', 'string', 'limit'],
+      ['limit=%2B10', 'invalid_type', 'integer', 'string', 'limit'],
+      ['offset=%2010', 'invalid_type', 'integer', 'string', 'offset'],
+      ['limit=10.0', 'invalid_type', 'integer', 'string', 'limit'],
     ];
     for (const [query, code, expected, received, field] of cases) {
       const res = await api.request<InvalidRequest>({ method: 'GET', url: `/api/v1/posts?${query}`, key: u.key });

@@ -1,10 +1,15 @@
-import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestApi, type ApiResponse, type InvalidRequest, type Schemas } from '../support/api.js';
+import { createTestDatabase, TEST_DATABASE_URL } from '../support/database.js';
 import { unstorableTextDetail } from '../support/details.js';
 import { account, inOneHour, userWithKey } from '../support/fixtures.js';
 import { stringMatching } from '../support/matchers.js';
 import { makeMediaFiles, multipartBody, type MediaFiles } from '../support/media-files.js';
+import { startTestServer } from '../support/server.js';
 
 const api = useTestApi();
 let files: MediaFiles;
@@ -260,4 +265,29 @@ describe('GET /api/v1/media and DELETE /api/v1/media/{id}', () => {
     }
     expect(await mediaCount(bob.userId)).toBe(1);
   });
+});
+
+describe('a file an upload cut short by a crash left in staging', () => {
+  it('is removed when the server starts; a file still being written is left alone', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'herald-staging-'));
+    const staging = join(dataDir, 'media', 'staging');
+    await mkdir(staging, { recursive: true });
+    const abandoned = join(staging, randomUUID());
+    await writeFile(abandoned, files.png64.subarray(0, 100));
+    // Last written two hours ago, when the process that was receiving it stopped.
+    const crashedAt = new Date(Date.now() - 2 * 60 * 60_000);
+    await utimes(abandoned, crashedAt, crashedAt);
+    const arriving = join(staging, randomUUID());
+    await writeFile(arriving, files.png64.subarray(0, 100));
+    const database = TEST_DATABASE_URL === undefined ? undefined : await createTestDatabase();
+    const server = await startTestServer({ dataDir, databaseUrl: database?.url, migrateOnStart: true, inProcessWorker: false });
+    try {
+      await server.ready;
+      expect(await readdir(staging)).toEqual([basename(arriving)]);
+    } finally {
+      await server.close();
+      await database?.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

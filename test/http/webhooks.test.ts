@@ -128,7 +128,7 @@ describe('POST /api/v1/webhooks', () => {
 
   it('refuses a URL the SSRF guard would not call even on a private network, and stores nothing', async () => {
     const u = await userWithKey(api.db);
-    for (const url of ['ftp://example.com/hooks', 'https://ada:hunter2@example.com/hooks', 'not a url']) {
+    for (const url of ['ftp://example.com/hooks', 'https://ada:hunter2@example.com/hooks', 'not a url', 'http://[::127.0.0.1]/hooks']) {
       const res = await api.request<Schemas['Error']>({ method: 'POST', url: '/api/v1/webhooks', key: u.key, body: { url, eventTypes: ['ping'] } });
       expect(res.status, url).toBe(400);
       expect(res.body.error, url).toMatch(/^URL not allowed: /);
@@ -146,7 +146,7 @@ describe('webhook URLs without HERALD_ALLOW_PRIVATE_NETWORK', () => {
     const app = await buildApp({ context: state });
     try {
       const u = await userWithKey(api.db);
-      const refused = ['http://example.com/hooks', 'https://127.0.0.1/hooks', 'https://10.0.0.5/hooks', 'https://169.254.169.254/latest', 'https://[::1]/hooks'];
+      const refused = ['http://example.com/hooks', 'https://127.0.0.1/hooks', 'https://10.0.0.5/hooks', 'https://169.254.169.254/latest', 'https://[::1]/hooks', 'https://[::127.0.0.1]/hooks'];
       const errors: string[] = [];
       for (const url of refused) {
         const res = await injectChecked<Schemas['Error']>(app, { method: 'POST', url: '/api/v1/webhooks', key: u.key, body: { url, eventTypes: ['ping'] } });
@@ -379,6 +379,39 @@ describe('POST /api/v1/webhooks/{id}/rotate-secret', () => {
       expect(res.body.details, query).toEqual([expect.objectContaining({ code, path: ['overlapSeconds'] })]);
     }
     expect(await row(created.id)).toEqual(before);
+  });
+});
+
+describe('a secret in an answer kept for an Idempotency-Key', () => {
+  it('is kept only sealed, and a retry with the same key shows the same secret again, doing nothing twice', async () => {
+    const u = await userWithKey(api.db);
+    const send = (url: string, body?: object) =>
+      api.request<WebhookWithSecret>({ method: 'POST', url, key: u.key, headers: { 'idempotency-key': 'lost-answer' }, ...(body === undefined ? {} : { body }) });
+    const body = { url: 'https://example.com/hooks', eventTypes: ['post.published'] };
+    const created = await send('/api/v1/webhooks', body);
+    expect(created.status).toBe(201);
+    const rotated = await send(`/api/v1/webhooks/${created.body.id}/rotate-secret`);
+    expect(rotated.status).toBe(200);
+
+    // Every column of every key the caller holds, as the database shows it: no secret in clear.
+    const kept = await sql<{ row: string }>`select k::text as row from idempotency_keys k where user_id = ${u.userId}`.execute(api.db);
+    expect(kept.rows).toHaveLength(2);
+    for (const { row: text } of kept.rows) {
+      expect(text).not.toContain('whsec_');
+      for (const secret of [created.body.secret, rotated.body.secret]) expect(text).not.toContain(secret.slice('whsec_'.length));
+    }
+
+    const createdAgain = await send('/api/v1/webhooks', body);
+    expect([createdAgain.status, createdAgain.headers['idempotency-replayed']]).toEqual([201, 'true']);
+    expect(createdAgain.body).toEqual(created.body);
+    const rotatedAgain = await send(`/api/v1/webhooks/${created.body.id}/rotate-secret`);
+    expect([rotatedAgain.status, rotatedAgain.headers['idempotency-replayed']]).toEqual([200, 'true']);
+    expect(rotatedAgain.body).toEqual(rotated.body);
+
+    expect(await endpointCount(u.userId)).toBe(1);
+    const stored = await row(created.body.id);
+    expect(open(stored?.secret ?? null)).toBe(rotated.body.secret);
+    expect(open(stored?.previous_secret ?? null)).toBe(created.body.secret);
   });
 });
 

@@ -120,11 +120,11 @@ describe('Bluesky publisher against a real PDS', { timeout: 90_000 }, () => {
       await expect(attempt).rejects.toMatchObject({ reason: 'unreachable', message: stringMatching(/answered 503: down for maintenance$/) });
     });
 
-    test("a URL the SSRF guard refuses is invalid credentials with the guard's message", async () => {
+    test("a URL the SSRF guard refuses is url_not_allowed with the guard's message, never invalid credentials", async () => {
       const guard = Object.assign(new Error('10.0.0.5 is a private address'), { name: 'UrlNotAllowedError' });
       const guarded = createBlueskyPublisher({ fetch: () => Promise.reject(guard) });
       const attempt = guarded.connect({ service: 'https://10.0.0.5', identifier: 'a.test', appPassword: 'aaaa-bbbb-cccc-dddd' });
-      await expect(attempt).rejects.toMatchObject({ reason: 'invalid_credentials', message: '10.0.0.5 is a private address' });
+      await expect(attempt).rejects.toMatchObject({ reason: 'url_not_allowed', message: '10.0.0.5 is a private address' });
     });
   });
 

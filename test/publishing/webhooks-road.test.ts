@@ -187,6 +187,30 @@ describe('the road from an outcome to a signed event', () => {
   });
 });
 
+describe('a receiver that answers 410 Gone', () => {
+  it('is disabled at once, saying so, without retrying the event, and sent nothing more', async () => {
+    const u = await userWithKey(api.db);
+    const x = await account(api.db, u.userId, 'x', 'gone');
+    const hook = await createWebhook(u, ['post.published']);
+    const since = mark();
+    receiver.answer({ status: 410, body: 'gone' });
+    await publishNow(api, u, { accountIds: [x], caption: 'To a removed endpoint' });
+    await api.publishing.drain();
+    await api.publishing.deliverAll();
+    expect(since()).toHaveLength(1);
+    const attempts = await deliveries(u, hook.id);
+    expect(attempts.map((a) => [a.attempt, a.succeeded, a.statusCode, a.nextAttemptAt])).toEqual([[1, false, 410, null]]);
+    const disabled = await webhook(u, hook.id);
+    expect(disabled).toMatchObject({ enabled: false, disabledReason: `Disabled because the endpoint answered 410 Gone to event ${attempts[0]?.eventId}` });
+
+    const whileOff = mark();
+    await publishNow(api, u, { accountIds: [x], caption: 'Nobody there' });
+    await api.publishing.drain();
+    await api.publishing.deliverAll();
+    expect(whileOff()).toEqual([]);
+  });
+});
+
 describe('secret rotation', () => {
   it('signs with both secrets during the overlap, and with the new one alone after an immediate rotation', async () => {
     const u = await userWithKey(api.db);

@@ -6,6 +6,8 @@ export interface FetchInit {
   form?: FormData;
   headers?: Record<string, string>;
   body?: string;
+  /** Sent as a stream: chunked, with no Content-Length. */
+  chunked?: Uint8Array;
 }
 
 export interface FetchedResponse<T> {
@@ -18,12 +20,22 @@ export interface FetchedResponse<T> {
 export async function fetchChecked<T = unknown>(baseUrl: string, method: string, path: string, init: FetchInit = {}): Promise<FetchedResponse<T>> {
   const headers: Record<string, string> = { ...init.headers };
   if (init.key !== undefined) headers.authorization = `Bearer ${init.key}`;
-  let body: string | FormData | undefined = init.body ?? init.form;
+  let body: string | FormData | ReadableStream<Uint8Array> | undefined = init.body ?? init.form;
   if (init.json !== undefined) {
     headers['content-type'] = 'application/json';
     body = JSON.stringify(init.json);
   }
-  const res = await fetch(`${baseUrl}${path}`, { method, headers, body, signal: AbortSignal.timeout(10_000) });
+  const { chunked } = init;
+  if (chunked !== undefined) {
+    body = new ReadableStream({
+      start(controller) {
+        controller.enqueue(chunked.subarray(0, chunked.length >> 1));
+        controller.enqueue(chunked.subarray(chunked.length >> 1));
+        controller.close();
+      },
+    });
+  }
+  const res = await fetch(`${baseUrl}${path}`, { method, headers, body, signal: AbortSignal.timeout(10_000), ...(chunked === undefined ? {} : { duplex: 'half' }) });
   const text = await res.text();
   const responseHeaders = Object.fromEntries(res.headers);
   const parsed: unknown = text === '' ? undefined : (responseHeaders['content-type'] ?? '').startsWith('application/json') ? JSON.parse(text) : text;

@@ -19,6 +19,8 @@ export interface DemoServer {
   demoPost: DemoPost;
   /** The server's data folder (uploads go under media/). */
   dataDir: string;
+  /** Its Postgres database when the suite runs on one; unset, the embedded one in dataDir (open it with openDatabase's throughRunningServer). */
+  databaseUrl: string | undefined;
 }
 
 /**
@@ -32,6 +34,7 @@ export function useDemoServer(env: Partial<Environment> = {}): DemoServer {
   beforeAll(async () => {
     running.dataDir = await mkdtemp(join(tmpdir(), 'herald-server-'));
     if (TEST_DATABASE_URL !== undefined) database = await createTestDatabase();
+    running.databaseUrl = database?.url;
     let demo: [DemoSeed, DemoPost] | undefined;
     running.server = await startTestServer(
       { dataDir: running.dataDir, databaseUrl: database?.url, migrateOnStart: true, demoOnFirstStart: true, ...env },

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 
@@ -27,7 +27,6 @@ export interface TestReceiver {
 export async function startTestReceiver(): Promise<TestReceiver> {
   const received: ReceivedWebhook[] = [];
   const answers: Answer[] = [];
-  const sockets = new Set<Socket>();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -49,12 +48,7 @@ export async function startTestReceiver(): Promise<TestReceiver> {
       }, answer.delayMs ?? 0);
     });
   });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { port, close } = await listenOnLoopback(server);
   return {
     url: `http://127.0.0.1:${port}/hooks`,
     received,
@@ -68,10 +62,7 @@ export async function startTestReceiver(): Promise<TestReceiver> {
       }
       return [...received];
     },
-    async close() {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close,
   };
 }
 
@@ -83,4 +74,76 @@ export function verifiedWith(received: ReceivedWebhook, secret: string): boolean
   } catch {
     return false;
   }
+}
+
+export interface Tarpit {
+  /** http://127.0.0.1:PORT, to which a test appends a path per endpoint. */
+  url: string;
+  /** The path of every request received, in order. */
+  received: string[];
+  /** Requests held open now: in all, or to one path. */
+  open(path?: string): number;
+  /** The most requests ever held open at once: in all, or to one path. */
+  mostOpen(path?: string): number;
+  /** Drops every request held, as a receiver that crashed would (each of those attempts fails at once); resolves once they are closed. */
+  release(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A receiver on 127.0.0.1 that accepts every request and never answers: an attempt ends only when the sender gives up (or at release). */
+export async function startTarpit(): Promise<Tarpit> {
+  const received: string[] = [];
+  const held = new Set<ServerResponse>();
+  const openNow = new Map<string, number>();
+  const most = new Map<string, number>();
+  const ALL = '';
+  const count = (path: string, by: number) => {
+    for (const key of [ALL, path]) {
+      const n = (openNow.get(key) ?? 0) + by;
+      openNow.set(key, n);
+      most.set(key, Math.max(most.get(key) ?? 0, n));
+    }
+  };
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const path = req.url ?? '';
+    received.push(path);
+    count(path, 1);
+    held.add(res);
+    // A response closes when its connection does: the sender gave up, or release dropped it.
+    res.on('close', () => {
+      held.delete(res);
+      count(path, -1);
+    });
+    req.resume();
+  });
+  const { port, close } = await listenOnLoopback(server);
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received,
+    open: (path = ALL) => openNow.get(path) ?? 0,
+    mostOpen: (path = ALL) => most.get(path) ?? 0,
+    async release() {
+      const dropped = [...held].map((res) => new Promise((resolve) => res.once('close', resolve)));
+      for (const res of held) res.socket?.destroy();
+      await Promise.all(dropped);
+    },
+    close,
+  };
+}
+
+/** Listens on 127.0.0.1 at a port the system picks; `close` drops every open connection first. */
+async function listenOnLoopback(server: Server): Promise<{ port: number; close: () => Promise<void> }> {
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }

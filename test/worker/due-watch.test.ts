@@ -126,8 +126,4 @@ describe('nextLookAt', () => {
     expect(nextLookAt(null, now, false)).toBe(now + 1_000);
     expect(nextLookAt(new Date(now + 20_000), now, false)).toBe(now + 1_000);
   });
-  it('looks again after a pause, not at once, at work still due (held by another worker)', () => {
-    expect(nextLookAt(new Date(now), now, true)).toBe(now + 250);
-    expect(nextLookAt(new Date(now - 5_000), now, true)).toBe(now + 250);
-  });
 });

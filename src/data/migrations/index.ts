@@ -6,6 +6,9 @@ import * as webhooks from './2026-11-24T0004-webhooks.js';
 import * as idempotencyKeys from './2026-11-24T0005-idempotency-keys.js';
 import * as apiKeyChanges from './2026-11-26T0006-api-key-changes.js';
 import * as dueAnnouncements from './2026-11-26T0007-due-announcements.js';
+import * as membershipRoles from './2026-11-27T0008-membership-roles.js';
+import * as sealedIdempotencyAnswers from './2026-11-27T0009-sealed-idempotency-answers.js';
+import * as webhookAttemptsInFlight from './2026-11-27T0010-webhook-attempts-in-flight.js';
 
 /** Every migration by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +19,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-24T0005-idempotency-keys': idempotencyKeys,
   '2026-11-26T0006-api-key-changes': apiKeyChanges,
   '2026-11-26T0007-due-announcements': dueAnnouncements,
+  '2026-11-27T0008-membership-roles': membershipRoles,
+  '2026-11-27T0009-sealed-idempotency-answers': sealedIdempotencyAnswers,
+  '2026-11-27T0010-webhook-attempts-in-flight': webhookAttemptsInFlight,
 };

@@ -1,6 +1,6 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import { compiledOnce } from '../compiled-query.js';
-import type { AccountsTable, Database } from '../schema.js';
+import type { AccountsTable, Database, MembershipRole } from '../schema.js';
 
 export type AccountRow = Selectable<AccountsTable>;
 
@@ -22,7 +22,11 @@ export async function findLiveAccount(db: Kysely<Database>, owner: Pick<AccountR
 }
 
 /** New credentials after a reconnect: the account is healthy again, and its version moves on so no older refresh lands over them. */
-export async function updateAccountCredentials(db: Kysely<Database>, id: string, values: Pick<AccountRow, 'credentials' | 'username' | 'display_name'>): Promise<AccountRow> {
+export async function updateAccountCredentials(
+  db: Kysely<Database>,
+  id: string,
+  values: Pick<AccountRow, 'credentials' | 'username' | 'display_name' | 'platform_user_id'>,
+): Promise<AccountRow> {
   return db
     .updateTable('accounts')
     .set((eb) => ({ ...values, health: 'ok', health_message: null, credentials_version: eb('credentials_version', '+', 1) }))
@@ -71,4 +75,33 @@ function reachable(db: Kysely<Database>, userId: string, ids?: string[]) {
     .where('accounts.disconnected_at', 'is', null)
     .$if(ids !== undefined, (q) => q.where((eb) => eb('accounts.id', '=', eb.fn.any(eb.val(ids ?? [])))));
   return own.unionAll(throughOrganizations).orderBy('created_at').orderBy('id');
+}
+
+/**
+ * A connected account the user reaches: their own (`owner_org_id` null), or an organization's
+ * with the user's `role` in it. Undefined when the user reaches no such account.
+ */
+export async function selectAccountAccess(db: Kysely<Database>, userId: string, id: string): Promise<{ owner_org_id: string | null; role: MembershipRole | null } | undefined> {
+  return db
+    .selectFrom('accounts')
+    .leftJoin('memberships', (join) => join.onRef('memberships.org_id', '=', 'accounts.owner_org_id').on('memberships.user_id', '=', userId))
+    .select(['accounts.owner_org_id', 'memberships.role'])
+    .where('accounts.id', '=', id)
+    .where('accounts.disconnected_at', 'is', null)
+    .where((eb) => eb.or([eb('accounts.owner_user_id', '=', userId), eb('memberships.user_id', 'is not', null)]))
+    .executeTakeFirst();
+}
+
+/** Those of these accounts, connected or not, that the user owns or reaches through an organization they are a member of. */
+export async function selectAccountIdsReachableBy(db: Kysely<Database>, userId: string, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .selectFrom('accounts')
+    .select('id')
+    .where('id', 'in', ids)
+    .where((eb) =>
+      eb.or([eb('owner_user_id', '=', userId), eb('owner_org_id', 'in', eb.selectFrom('memberships').select('org_id').where('user_id', '=', userId))]),
+    )
+    .execute();
+  return rows.map((r) => r.id);
 }

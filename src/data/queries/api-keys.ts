@@ -20,6 +20,11 @@ export async function selectApiKeyByHash(db: Kysely<Database>, keyHash: string):
   return (await apiKeyByHash(db, keyHash))[0];
 }
 
+/** A user's keys, oldest first, without their hashes. */
+export async function selectApiKeysOfUser(db: Kysely<Database>, userId: string): Promise<Pick<ApiKeyRow, 'id' | 'created_at' | 'expires_at' | 'revoked_at'>[]> {
+  return db.selectFrom('api_keys').select(['id', 'created_at', 'expires_at', 'revoked_at']).where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute();
+}
+
 /** Sets revoked_at once; revoking again returns the first revocation time. */
 export async function revokeApiKey(db: Kysely<Database>, id: string, at: Date): Promise<Date | undefined> {
   await db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).execute();

@@ -35,18 +35,21 @@ export async function selectKeyForUpdate(db: Kysely<Database>, scope: Idempotenc
 export async function retakeKey(db: Kysely<Database>, scope: IdempotencyScope, claim: string, fingerprint: string, lockedUntil: Date, expiresAt: Date): Promise<void> {
   await db
     .updateTable('idempotency_keys')
-    .set({ fingerprint, claim, state: 'in_progress', status_code: null, body: null, locked_until: lockedUntil, expires_at: expiresAt })
+    .set({ fingerprint, claim, state: 'in_progress', status_code: null, body: null, sealed: false, locked_until: lockedUntil, expires_at: expiresAt })
     .where('user_id', '=', scope.userId)
     .where('operation_id', '=', scope.operationId)
     .where('key', '=', scope.key)
     .execute();
 }
 
-/** Keeps the answer of the request that holds the key (by its claim: one taken over since keeps nothing). */
-export async function completeKey(db: Kysely<Database>, scope: IdempotencyScope, claim: string, statusCode: number, body: string): Promise<void> {
+/**
+ * Keeps the answer of the request that holds the key (by its claim: one taken over since keeps
+ * nothing); `sealed` when `body` is the answer sealed.
+ */
+export async function completeKey(db: Kysely<Database>, scope: IdempotencyScope, claim: string, statusCode: number, body: string, sealed: boolean): Promise<void> {
   await db
     .updateTable('idempotency_keys')
-    .set({ state: 'done', status_code: statusCode, body })
+    .set({ state: 'done', status_code: statusCode, body, sealed })
     .where((eb) => eb.and(heldBy(scope, claim)))
     .execute();
 }

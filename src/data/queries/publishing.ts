@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
+import type { Kysely, Selectable, Updateable } from 'kysely';
 import type { AccountRow } from './accounts.js';
 import type { MediaRow } from './media.js';
 import type { PostRow } from './posts.js';
@@ -51,14 +51,14 @@ export async function selectNextDueWait(db: Kysely<Database>, now: Date): Promis
 /** The channel on which work coming due within a minute is announced as it commits, with its due time in ms since the epoch (migration 0007). */
 export const DUE_CHANNEL = 'herald_due';
 
-/**
- * The soonest time a worker has something to do: a post to look at or a webhook delivery to
- * attempt, whichever comes first (one step of each table's due-time index). Null: nothing waits.
- */
-export async function selectSoonestDue(db: Kysely<Database>): Promise<Date | null> {
-  const { rows } = await sql<{ at: Date | null }>`
-    select least((select min(next_check_at) from posts), (select min(due_at) from webhook_deliveries)) as at`.execute(db);
-  return rows[0]?.at ?? null;
+/** The soonest time after `after` a post is to be looked at (one step of posts_next_check_at_idx); null when none is. */
+export async function selectSoonestPostCheckAfter(db: Kysely<Database>, after: Date): Promise<Date | null> {
+  const row = await db
+    .selectFrom('posts')
+    .select((eb) => eb.fn.min('next_check_at').as('at'))
+    .where('next_check_at', '>', after)
+    .executeTakeFirst();
+  return row?.at ?? null;
 }
 
 export async function selectTargetsOfPost(db: Kysely<Database>, postId: string): Promise<TargetRow[]> {

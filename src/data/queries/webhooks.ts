@@ -1,4 +1,4 @@
-import { type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
+import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type {
   Database,
   WebhookAttemptsTable,
@@ -75,17 +75,67 @@ export async function selectDeliveryForUpdate(db: Kysely<Database>, id: string):
   return db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
-/** Locks the next delivery due now that no other worker holds; one step of webhook_deliveries_due_at_idx. */
-export async function selectNextDueDeliveryForUpdate(db: Kysely<Database>, now: Date): Promise<DeliveryRow | undefined> {
+/**
+ * Locks the next delivery due now that no other worker holds, passing over those whose endpoint
+ * has `perEndpoint` attempts in flight (delivering, lease not ended) or whose endpoint's owner has
+ * `perUser`: a walk along webhook_deliveries_due_at_idx past the deliveries passed over.
+ */
+export async function selectNextDueDeliveryForUpdate(
+  db: Kysely<Database>,
+  now: Date,
+  caps: { perEndpoint: number; perUser: number },
+): Promise<DeliveryRow | undefined> {
   return db
-    .selectFrom('webhook_deliveries')
-    .selectAll()
-    .where('due_at', '<=', now)
-    .orderBy('due_at')
+    .with('in_flight', (qb) =>
+      qb
+        .selectFrom('webhook_deliveries as f')
+        .innerJoin('webhook_endpoints as fe', 'fe.id', 'f.endpoint_id')
+        .select(['f.endpoint_id', 'fe.user_id'])
+        .where('f.state', '=', 'delivering')
+        .where('f.due_at', '>', now),
+    )
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+    .selectAll('d')
+    .where('d.due_at', '<=', now)
+    .where('d.endpoint_id', 'not in', (eb) => eb.selectFrom('in_flight').select('endpoint_id').groupBy('endpoint_id').having((h) => h.fn.countAll(), '>=', caps.perEndpoint))
+    .where('e.user_id', 'not in', (eb) => eb.selectFrom('in_flight').select('user_id').groupBy('user_id').having((h) => h.fn.countAll(), '>=', caps.perUser))
+    .orderBy('d.due_at')
     .limit(1)
-    .forUpdate()
+    .forUpdate('d')
     .skipLocked()
     .executeTakeFirst();
+}
+
+/**
+ * Makes claims of this user's deliveries take turns until the transaction ends (an advisory lock,
+ * so nothing else that touches the user waits): each then counts the attempts the others took.
+ */
+export async function lockDeliveryClaimsOf(db: Kysely<Database>, userId: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`herald.webhook-claims.${userId}`}, 0))`.execute(db);
+}
+
+/** Attempts in flight now (delivering, lease not ended) to this endpoint, and to all its owner's endpoints (webhook_deliveries_in_flight_idx). */
+export async function countAttemptsInFlight(db: Kysely<Database>, endpointId: string, userId: string, now: Date): Promise<{ endpoint: number; user: number }> {
+  const row = await db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+    .select([sql<number>`(count(*) filter (where d.endpoint_id = ${endpointId}))::int`.as('endpoint'), sql<number>`count(*)::int`.as('user')])
+    .where('e.user_id', '=', userId)
+    .where('d.state', '=', 'delivering')
+    .where('d.due_at', '>', now)
+    .executeTakeFirstOrThrow();
+  return { endpoint: row.endpoint, user: row.user };
+}
+
+/** The soonest time after `after` a delivery is due (its next attempt, or a lease's end); null when none is. */
+export async function selectSoonestDeliveryDueAfter(db: Kysely<Database>, after: Date): Promise<Date | null> {
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.min('due_at').as('at'))
+    .where('due_at', '>', after)
+    .executeTakeFirst();
+  return row?.at ?? null;
 }
 
 /** When the soonest delivery another worker holds will be due again (its lease's end); null when none is held. */

@@ -30,6 +30,7 @@ import { toMediaFacts } from '../media/media-view.js';
 import type { DeliveryDeps, DeliveryLog } from '../webhooks/delivery.js';
 import { emitPublishingEvents, type PublishingChange } from '../webhooks/events.js';
 import { partTexts } from './parts.js';
+import { accountsOutOfReach, OWNER_LOST_ACCESS } from './reach.js';
 import { backoffMs, type PublishingSettings } from './settings.js';
 import { summarisePostStatus } from './status.js';
 import { moveWake, type Wake } from './wake.js';
@@ -74,21 +75,29 @@ export async function publishPostIfDue(deps: PublishingDeps, postId: string): Pr
  * in between), `none` when no post is due.
  */
 export async function publishNextDuePost(deps: PublishingDeps): Promise<'published' | 'settled' | 'none'> {
+  const taken = await takeNextDuePost(deps);
+  if (taken === 'none' || taken === 'settled') return taken;
+  await taken.publish();
+  return 'published';
+}
+
+/** As publishNextDuePost, returning once the targets are taken: `publish` then calls their platforms. */
+export async function takeNextDuePost(deps: PublishingDeps): Promise<'settled' | 'none' | { publish(): Promise<void> }> {
   const claim = await deps.db.transaction().execute(async (trx) => {
     const post = await selectNextDuePostForUpdate(trx, deps.now());
     return post === undefined ? undefined : claimTargets(trx, deps, post);
   });
   if (claim === undefined) return 'none';
   if (claim === null) return 'settled';
-  await publishClaim(deps, claim);
-  return 'published';
+  return { publish: () => publishClaim(deps, claim) };
 }
 
 /**
- * Inside the post's lock: settles the targets that cannot go out (a disconnected account, a post
- * too late), takes the ones that can, records the attempt before any platform call, and arms a
- * job for the next time something is due (a lease running out is such a time, so a worker that
- * dies mid-call is followed up). Null when nothing could be taken now.
+ * Inside the post's lock: settles the targets that cannot go out (a disconnected account, one the
+ * post's owner no longer reaches, a post too late), takes the ones that can, records the attempt
+ * before any platform call, and arms a job for the next time something is due (a lease running
+ * out is such a time, so a worker that dies mid-call is followed up). Null when nothing could be
+ * taken now.
  */
 async function claimTargets(trx: Kysely<Database>, deps: PublishingDeps, post: PostRow): Promise<Claim | null> {
   const now = deps.now();
@@ -110,6 +119,7 @@ async function claimTargets(trx: Kysely<Database>, deps: PublishingDeps, post: P
     const account = accounts.get(id);
     if (account !== undefined) account.next_publish_at = nextPublishAt;
   }
+  const outOfReach = await accountsOutOfReach(trx, post.user_id, [...accounts.values()]);
   const lateBy = now.getTime() - post.scheduled_at.getTime();
   // Lateness is judged once, when a scheduled post is first taken; a post already publishing is not late.
   const tooLate = post.status === 'scheduled' && lateBy > deps.settings.maxLatenessMs;
@@ -129,7 +139,7 @@ async function claimTargets(trx: Kysely<Database>, deps: PublishingDeps, post: P
       if (target.state === 'failed' && target.next_attempt_at !== null) wakeTimes.push(target.next_attempt_at);
       continue;
     }
-    const refusal = refusalOf(account, tooLate ? lateBy : null, deps.settings);
+    const refusal = refusalOf(account, outOfReach.has(account.id), tooLate ? lateBy : null, deps.settings);
     if (refusal !== null) {
       const failed = settleFailed(refusal.category, refusal.message);
       await updateTarget(trx, post.id, target.account_id, failed);
@@ -179,8 +189,9 @@ async function claimTargets(trx: Kysely<Database>, deps: PublishingDeps, post: P
 }
 
 /** Why a due target cannot go out at all; null when it can. */
-function refusalOf(account: AccountRow, lateBy: number | null, settings: PublishingSettings): { category: ErrorCategory; message: string } | null {
+function refusalOf(account: AccountRow, outOfReach: boolean, lateBy: number | null, settings: PublishingSettings): { category: ErrorCategory; message: string } | null {
   if (account.disconnected_at !== null) return { category: 'auth_expired', message: 'The account was disconnected before this post was published' };
+  if (outOfReach) return { category: 'auth_expired', message: OWNER_LOST_ACCESS };
   if (account.health === 'needs_reconnect') {
     return { category: 'auth_expired', message: `The account needs to be reconnected: ${account.health_message ?? 'the platform refused its credentials'}` };
   }
@@ -193,11 +204,13 @@ function refusalOf(account: AccountRow, lateBy: number | null, settings: Publish
   return null;
 }
 
-function settleFailed(category: ErrorCategory, message: string) {
+/** A target's values once it has failed for good (no automatic retry). */
+export function settleFailed(category: ErrorCategory, message: string) {
   return { state: 'failed' as const, error_category: category, error_message: message, next_attempt_at: null, lease_until: null };
 }
 
-function standing(target: TargetRow) {
+/** What the post's status is summed up from. */
+export function standing(target: TargetRow) {
   return { state: target.state, retrying: target.state === 'failed' && target.next_attempt_at !== null };
 }
 

@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
 import {
+  countAttemptsInFlight,
   insertAttempt,
+  lockDeliveryClaimsOf,
   selectDeliveryForUpdate,
   selectEndpointForUpdate,
   selectEvent,
@@ -56,23 +58,36 @@ export async function deliverIfDue(deps: DeliveryDeps, deliveryId: string): Prom
 
 /**
  * Attempts the next due delivery no other worker holds: `delivered` when it sent a request,
- * `settled` when it found nothing to send after all, `none` when nothing is due.
+ * `settled` when it found nothing to send after all (or held it back), `none` when nothing is due.
  */
 export async function deliverNextDue(deps: DeliveryDeps): Promise<'delivered' | 'settled' | 'none'> {
-  const claim = await deps.db.transaction().execute(async (trx) => {
-    const delivery = await selectNextDueDeliveryForUpdate(trx, deps.now());
-    return delivery === undefined ? undefined : claimDelivery(trx, deps, delivery);
-  });
-  if (claim === undefined) return 'none';
-  if (claim === null) return 'settled';
-  await attemptDelivery(deps, claim);
+  const taken = await takeNextDueDelivery(deps);
+  if (taken === 'none' || taken === 'settled') return taken;
+  await taken.send();
   return 'delivered';
 }
 
 /**
- * Inside the delivery's lock: records an attempt a stopped worker left without an outcome, gives
- * up what may no longer be sent, and takes the next attempt under a lease, recorded before the
- * request so that a worker dying mid-request is followed up when the lease ends.
+ * As deliverNextDue, returning once the attempt is taken: `send` then makes it. Deliveries whose
+ * endpoint or owner has as many attempts in flight as the settings allow are passed over.
+ */
+export async function takeNextDueDelivery(deps: DeliveryDeps): Promise<'settled' | 'none' | { send(): Promise<void> }> {
+  const { settings } = deps.webhooks;
+  const claim = await deps.db.transaction().execute(async (trx) => {
+    const caps = { perEndpoint: settings.maxInFlightPerEndpoint, perUser: settings.maxInFlightPerUser };
+    const delivery = await selectNextDueDeliveryForUpdate(trx, deps.now(), caps);
+    return delivery === undefined ? undefined : claimDelivery(trx, deps, delivery);
+  });
+  if (claim === undefined) return 'none';
+  if (claim === null) return 'settled';
+  return { send: () => attemptDelivery(deps, claim) };
+}
+
+/**
+ * Inside the delivery's lock: holds it back while its endpoint or owner has its share of attempts
+ * in flight, records an attempt a stopped worker left without an outcome, gives up what may no
+ * longer be sent, and takes the next attempt under a lease, recorded before the request so that a
+ * worker dying mid-request is followed up when the lease ends.
  */
 async function claimDelivery(trx: Kysely<Database>, deps: DeliveryDeps, delivery: DeliveryRow): Promise<DeliveryClaim | null> {
   const now = deps.now();
@@ -80,6 +95,9 @@ async function claimDelivery(trx: Kysely<Database>, deps: DeliveryDeps, delivery
   if (delivery.due_at === null || delivery.due_at > now || (delivery.state !== 'pending' && delivery.state !== 'delivering')) return null;
   const [event, endpoint] = await Promise.all([selectEvent(trx, delivery.event_id), selectEndpointForUpdate(trx, delivery.endpoint_id)]);
   if (event === undefined || endpoint === undefined) return null;
+  // A disabled endpoint is sent nothing but pings; an event that used all its attempts is given up.
+  const givenUp = (!endpoint.enabled && event.type !== 'ping') || delivery.attempts >= settings.maxAttempts;
+  if (!givenUp && (await atCapacity(trx, settings, endpoint, now))) return null;
 
   if (delivery.state === 'delivering') {
     await insertAttempt(trx, {
@@ -97,8 +115,7 @@ async function claimDelivery(trx: Kysely<Database>, deps: DeliveryDeps, delivery
       next_attempt_at: delivery.attempts < settings.maxAttempts ? now : null,
     });
   }
-  // A disabled endpoint is sent nothing but pings; an event that used all its attempts is given up.
-  if ((!endpoint.enabled && event.type !== 'ping') || delivery.attempts >= settings.maxAttempts) {
+  if (givenUp) {
     await updateDelivery(trx, delivery.id, { state: 'failed', due_at: null });
     return null;
   }
@@ -106,6 +123,17 @@ async function claimDelivery(trx: Kysely<Database>, deps: DeliveryDeps, delivery
   const taken = { state: 'delivering' as const, attempts: attempt, first_attempt_at: delivery.first_attempt_at ?? now, due_at: new Date(now.getTime() + deliveryLeaseMs(settings)) };
   await updateDelivery(trx, delivery.id, taken);
   return { delivery: { ...delivery, ...taken }, attempt, attemptedAt: now, event, endpoint };
+}
+
+/**
+ * Whether the endpoint or its owner already has as many attempts in flight as allowed: the
+ * delivery then waits, still due, until one of them ends. Claims of one owner's deliveries take
+ * turns from here to their commit, so every worker counts the attempts the others took.
+ */
+async function atCapacity(trx: Kysely<Database>, settings: WebhookSettings, endpoint: EndpointRow, now: Date): Promise<boolean> {
+  await lockDeliveryClaimsOf(trx, endpoint.user_id);
+  const inFlight = await countAttemptsInFlight(trx, endpoint.id, endpoint.user_id, now);
+  return inFlight.endpoint >= settings.maxInFlightPerEndpoint || inFlight.user >= settings.maxInFlightPerUser;
 }
 
 /** Sends one attempt and records it. Never throws. */
@@ -139,7 +167,9 @@ async function recordAttempt(deps: DeliveryDeps, claim: DeliveryClaim, response:
     const endpoint = await selectEndpointForUpdate(trx, delivery.endpoint_id);
     if (endpoint === undefined) return;
     const succeeded = response.error === null;
-    const nextAt = !succeeded && claim.attempt < settings.maxAttempts ? new Date(now.getTime() + retryDelayMs(settings, claim.attempt)) : null;
+    // 410 Gone: the receiver says the endpoint is no more; Standard Webhooks asks senders to stop at once.
+    const gone = response.statusCode === 410;
+    const nextAt = !succeeded && !gone && claim.attempt < settings.maxAttempts ? new Date(now.getTime() + retryDelayMs(settings, claim.attempt)) : null;
     await insertAttempt(trx, {
       delivery_id: delivery.id,
       attempt: claim.attempt,
@@ -162,7 +192,7 @@ async function recordAttempt(deps: DeliveryDeps, claim: DeliveryClaim, response:
       const firstAttemptAt = delivery.first_attempt_at ?? claim.attemptedAt;
       // Disabled only when this event used every attempt and nothing reached the endpoint since its first one:
       // a burst of failures while a receiver restarts never disables it.
-      const disable = nextAt === null && endpoint.enabled && failingSince <= firstAttemptAt;
+      const disable = endpoint.enabled && (gone || (nextAt === null && failingSince <= firstAttemptAt));
       await updateEndpoint(trx, endpoint.id, {
         consecutive_failures: endpoint.consecutive_failures + 1,
         failing_since: failingSince,
@@ -171,7 +201,9 @@ async function recordAttempt(deps: DeliveryDeps, claim: DeliveryClaim, response:
               enabled: false,
               disabled_at: now,
               updated_at: now,
-              disabled_reason: `Disabled after event ${claim.event.id} failed all ${settings.maxAttempts} attempts with no successful delivery since ${firstAttemptAt.toISOString()}; last attempt: ${response.error ?? 'failed'}`,
+              disabled_reason: gone
+                ? `Disabled because the endpoint answered 410 Gone to event ${claim.event.id}`
+                : `Disabled after event ${claim.event.id} failed all ${settings.maxAttempts} attempts with no successful delivery since ${firstAttemptAt.toISOString()}; last attempt: ${response.error ?? 'failed'}`,
             }
           : {}),
       });

@@ -7,6 +7,13 @@ export interface WebhookSettings {
   /** The wait after the first failed attempt; each next one is five times longer, up to maxRetryDelayMs. */
   retryBaseMs: number;
   maxRetryDelayMs: number;
+  /**
+   * Attempts in flight at once, across every worker, to one endpoint and to all the endpoints of
+   * one user. A delivery past either is held back, not attempted, until one of them ends: a
+   * user's slow receivers hold a few of the workers' delivery lanes, never all of them.
+   */
+  maxInFlightPerEndpoint: number;
+  maxInFlightPerUser: number;
 }
 
 export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
@@ -14,6 +21,8 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   maxAttempts: 8,
   retryBaseMs: 10_000,
   maxRetryDelayMs: 12 * 60 * 60_000,
+  maxInFlightPerEndpoint: 2,
+  maxInFlightPerUser: 4,
 };
 
 /**

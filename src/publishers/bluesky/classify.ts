@@ -21,7 +21,8 @@ const ACCOUNT_GONE = new Set(['AccountTakedown', 'AccountDeactivated']);
 export function classify(failure: XrpcFailure, step: Step, service: string): FailedOutcome {
   const mayHaveCommitted = step !== 'upload';
   if (failure.kind === 'not_allowed') return failed('platform_error', failure.message);
-  if (failure.kind === 'network') return failed('platform_error', failure.message, { retryable: true, mayHaveCommitted });
+  // An answer too large to read is no answer: the record may have been written.
+  if (failure.kind === 'network' || failure.kind === 'too_large') return failed('platform_error', failure.message, { retryable: true, mayHaveCommitted });
   const message = failure.message ?? `${hostOf(service)} answered ${failure.status}${failure.error === null ? '' : ` ${failure.error}`}`;
   if (failure.status === 429) {
     return failed('rate_limited', message, { retryable: true, retryAfter: retryAfter(failure.headers) });
@@ -49,8 +50,9 @@ export function classifyRefresh(failure: XrpcFailure, service: string): FailedOu
 }
 
 export function connectError(failure: XrpcFailure, service: string): ConnectError {
-  if (failure.kind === 'not_allowed') return new ConnectError('invalid_credentials', failure.message);
+  if (failure.kind === 'not_allowed') return new ConnectError('url_not_allowed', failure.message);
   if (failure.kind === 'network') return new ConnectError('unreachable', failure.message);
+  if (failure.kind === 'too_large') return new ConnectError('bad_answer', failure.message);
   if (failure.status >= 500 || failure.status === 429) {
     return new ConnectError('unreachable', `${hostOf(service)} answered ${failure.status}${failure.message === null ? '' : `: ${failure.message}`}`);
   }

@@ -1,9 +1,9 @@
 import { TID } from '@atproto/common-web';
-import type { MediaToPublish, PartToPublish, PublishedPart, Publisher, PublishHooks, PublishOutcome, PublishRequest } from '../publisher.js';
+import { ConnectError, type MediaToPublish, type PartToPublish, type PublishedPart, type Publisher, type PublishHooks, type PublishOutcome, type PublishRequest } from '../publisher.js';
 import { failed, type FailedOutcome } from '../http-outcomes.js';
 import { classify, classifyRefresh, connectError, isTokenError, type Step } from './classify.js';
 import { detectFacets, imageEmbed, type BlobRef, type PostRecord, type StrongRef } from './record.js';
-import { createXrpc, type Xrpc, type XrpcCall, type XrpcFailure, type XrpcResult } from './xrpc.js';
+import { createXrpc, hostOf, type Xrpc, type XrpcCall, type XrpcFailure, type XrpcResult } from './xrpc.js';
 
 /** What is stored for a Bluesky account: the session, never the app password. */
 export interface BlueskyCredentials {
@@ -31,11 +31,12 @@ export function createBlueskyPublisher(options: { fetch: typeof globalThis.fetch
       const xrpc = createXrpc(options.fetch, service, timeoutMs);
       // One createSession only: its budget is small (30 per 5 minutes, 300 a day), and the tokens
       // it returns are what later publishing refreshes.
-      const result = await xrpc<Session>({
+      const result = await xrpc<unknown>({
         method: 'com.atproto.server.createSession',
         json: { identifier: input.identifier, password: input.appPassword },
       });
       if (!result.ok) throw connectError(result.failure, service);
+      if (!isSession(result.data)) throw new ConnectError('bad_answer', `${hostOf(service)} answered a session Herald cannot read`);
       const { did, handle, accessJwt, refreshJwt } = result.data;
       return { platformUserId: did, username: handle, displayName: null, credentials: { service, did, handle, accessJwt, refreshJwt } };
     },
@@ -158,13 +159,21 @@ class PublishRun {
 
   async #refresh(): Promise<void> {
     this.#refreshed = true;
-    const result = await this.xrpc<Session>({ method: 'com.atproto.server.refreshSession', post: true, token: this.#credentials.refreshJwt });
+    const result = await this.xrpc<unknown>({ method: 'com.atproto.server.refreshSession', post: true, token: this.#credentials.refreshJwt });
     if (!result.ok) throw new Halt(classifyRefresh(result.failure, this.#credentials.service));
+    if (!isSession(result.data)) throw new Halt(failed('platform_error', `${hostOf(this.#credentials.service)} answered a session Herald cannot read`, { retryable: true }));
     const { handle, accessJwt, refreshJwt } = result.data;
     this.#credentials = { ...this.#credentials, handle, accessJwt, refreshJwt };
     // Stored before anything else: the PDS has rotated the refresh token.
     await this.hooks.credentialsRefreshed(this.#credentials);
   }
+}
+
+/** A session as the PDS answers it; checked, since it is stored and its handle goes into URLs. */
+function isSession(data: unknown): data is Session {
+  if (typeof data !== 'object' || data === null) return false;
+  const { did, handle, accessJwt, refreshJwt } = data as Record<string, unknown>;
+  return [did, handle, accessJwt, refreshJwt].every((value) => typeof value === 'string' && value !== '');
 }
 
 async function readMedia(media: MediaToPublish): Promise<Uint8Array> {

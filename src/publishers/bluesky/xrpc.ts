@@ -1,5 +1,5 @@
-import { networkMessage } from '../../net/network-message.js';
-import { parseJson } from '../http-outcomes.js';
+import { readBoundedText } from '../../net/bounded-body.js';
+import { noAnswer, parseJson, type NoAnswer } from '../http-outcomes.js';
 
 /**
  * A small XRPC client over the injected fetch. It never throws for what the network or the
@@ -10,10 +10,7 @@ import { parseJson } from '../http-outcomes.js';
 export type XrpcFailure =
   /** The service answered with an error status; `error` and `message` come from its JSON body when it sent one. */
   | { kind: 'http'; status: number; error: string | null; message: string | null; headers: Headers }
-  /** No answer: refused connection, DNS failure, reset, timeout. */
-  | { kind: 'network'; message: string }
-  /** The SSRF guard refused the URL before anything was sent. */
-  | { kind: 'not_allowed'; message: string };
+  | NoAnswer;
 
 export type XrpcResult<T> = { ok: true; data: T } | { ok: false; failure: XrpcFailure };
 
@@ -31,6 +28,9 @@ export interface XrpcCall {
 }
 
 export type Xrpc = <T>(call: XrpcCall) => Promise<XrpcResult<T>>;
+
+/** The most of one JSON answer Herald reads, after decompression: a session or a record's ref is well under 1 KiB. */
+export const ANSWER_LIMIT_BYTES = 2 * 1024 * 1024;
 
 export function createXrpc(fetch: typeof globalThis.fetch, service: string, timeoutMs: number): Xrpc {
   const base = service.replace(/\/+$/, '');
@@ -57,7 +57,7 @@ export function createXrpc(fetch: typeof globalThis.fetch, service: string, time
         redirect: 'error',
         signal: AbortSignal.timeout(timeoutMs),
       });
-      const text = await response.text();
+      const text = await readBoundedText(response, ANSWER_LIMIT_BYTES);
       if (response.ok) {
         const data = parseJson(text === '' ? '{}' : text);
         if (data !== undefined) return { ok: true, data: data as T };
@@ -65,8 +65,7 @@ export function createXrpc(fetch: typeof globalThis.fetch, service: string, time
       const { error, message } = errorBody(text);
       return { ok: false, failure: { kind: 'http', status: response.status, error, message, headers: response.headers } };
     } catch (thrown) {
-      if (thrown instanceof Error && thrown.name === 'UrlNotAllowedError') return { ok: false, failure: { kind: 'not_allowed', message: thrown.message } };
-      return { ok: false, failure: { kind: 'network', message: networkMessage(thrown, host) } };
+      return { ok: false, failure: noAnswer(thrown, host) };
     }
   };
 }

@@ -13,7 +13,8 @@ export type Step = 'media' | 'status';
 export function classify(failure: RestFailure, step: Step, instance: string): FailedOutcome {
   const mayHaveCommitted = step === 'status';
   if (failure.kind === 'not_allowed') return failed('platform_error', failure.message);
-  if (failure.kind === 'network') return failed('platform_error', failure.message, { retryable: true, mayHaveCommitted });
+  // An answer too large to read is no answer: the status may have been written.
+  if (failure.kind === 'network' || failure.kind === 'too_large') return failed('platform_error', failure.message, { retryable: true, mayHaveCommitted });
   const message = failure.error ?? `${hostOf(instance)} answered ${failure.status}`;
   if (failure.status === 429) return failed('rate_limited', message, { retryable: true, retryAfter: resetOf(failure.headers) });
   if (failure.status >= 500 || failure.status < 400) return failed('platform_error', message, { retryable: true, mayHaveCommitted });
@@ -34,8 +35,9 @@ function resetOf(headers: Headers): Date | null {
 }
 
 export function connectError(failure: RestFailure, instance: string): ConnectError {
-  if (failure.kind === 'not_allowed') return new ConnectError('invalid_credentials', failure.message);
+  if (failure.kind === 'not_allowed') return new ConnectError('url_not_allowed', failure.message);
   if (failure.kind === 'network') return new ConnectError('unreachable', failure.message);
+  if (failure.kind === 'too_large') return new ConnectError('bad_answer', failure.message);
   if (failure.status >= 500 || failure.status === 429) return new ConnectError('unreachable', `${hostOf(instance)} answered ${failure.status}`);
   if (failure.status === 401 || failure.status === 403) {
     return new ConnectError('invalid_credentials', `Mastodon refused the access token${failure.error === null ? '' : `: ${failure.error}`}`);

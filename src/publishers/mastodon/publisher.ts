@@ -24,21 +24,15 @@ interface Options {
   mediaTimeoutMs?: number;
 }
 
-interface Account {
-  id: string;
-  username: string;
-  acct: string;
-  display_name: string;
-}
-
 interface Attachment {
   id: string;
   url: string | null;
 }
 
+/** Read from the instance's answer, so checked before use. */
 interface Status {
-  id: string;
-  url: string | null;
+  id: unknown;
+  url: unknown;
 }
 
 /**
@@ -56,12 +50,18 @@ export function createMastodonPublisher(options: Options): Publisher<MastodonCre
       const instance = originOf(input.instance ?? '');
       const accessToken = input.accessToken ?? '';
       const rest = createRest(options.fetch, instance, accessToken);
-      const me = await rest<Account>({ method: 'GET', path: '/api/v1/accounts/verify_credentials', timeoutMs });
+      const me = await rest<Record<string, unknown>>({ method: 'GET', path: '/api/v1/accounts/verify_credentials', timeoutMs });
       if (!me.ok) throw connectError(me.failure, instance);
+      const { id, acct, username, display_name: displayName } = me.data;
+      const handle = typeof acct === 'string' && acct !== '' ? acct : username;
+      if (typeof id !== 'string' || id === '' || typeof handle !== 'string' || (displayName !== undefined && displayName !== null && typeof displayName !== 'string')) {
+        throw new ConnectError('bad_answer', `${hostOf(instance)} answered an account Herald cannot read (id, acct and display_name must be text)`);
+      }
       return {
-        platformUserId: me.data.id,
-        username: me.data.acct || me.data.username,
-        displayName: me.data.display_name === '' ? null : me.data.display_name,
+        platformUserId: mastodonAccountId(instance, id),
+        formerPlatformUserId: id,
+        username: handle,
+        displayName: displayName === undefined || displayName === null || displayName === '' ? null : displayName,
         credentials: { instance, accessToken },
       };
     },
@@ -102,6 +102,9 @@ export function createMastodonPublisher(options: Options): Publisher<MastodonCre
             timeoutMs,
           });
           if (!status.ok) return classify(status.failure, 'status', instance);
+          if (typeof status.data.id !== 'string' || (status.data.url !== null && typeof status.data.url !== 'string')) {
+            return failed('platform_error', `${hostOf(instance)} answered a status Herald cannot read`, { retryable: true, mayHaveCommitted: true });
+          }
           const result = { platformPostId: status.data.id, url: status.data.url, cid: null };
           await hooks.partPublished(part.index, result);
           published.push(result);
@@ -140,6 +143,14 @@ async function readAll(media: MediaToPublish): Promise<Buffer> {
     throw Object.assign(new Error(`Media ${media.id} could not be read from storage`), { name: 'MediaUnreadable' });
   }
   return Buffer.concat(chunks);
+}
+
+/**
+ * An account id is only unique on its instance (small instances number accounts from 1), so the
+ * platform account Herald matches reconnects on is the id at the instance's origin.
+ */
+export function mastodonAccountId(instance: string, id: string): string {
+  return `${id}@${instance}`;
 }
 
 /** The instance as Herald stores it: scheme, host and port, nothing after. */

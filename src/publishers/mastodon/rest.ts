@@ -1,5 +1,5 @@
-import { networkMessage } from '../../net/network-message.js';
-import { parseJson } from '../http-outcomes.js';
+import { readBoundedText } from '../../net/bounded-body.js';
+import { noAnswer, parseJson, type NoAnswer } from '../http-outcomes.js';
 
 /**
  * Calls to a Mastodon instance's REST API over the injected fetch. Nothing is thrown for what the
@@ -10,10 +10,7 @@ import { parseJson } from '../http-outcomes.js';
 export type RestFailure =
   /** The instance answered with an error status; `error` is its JSON body's message when it sent one. */
   | { kind: 'http'; status: number; error: string | null; headers: Headers }
-  /** No answer: refused connection, DNS failure, reset, timeout. */
-  | { kind: 'network'; message: string }
-  /** The SSRF guard refused the URL before anything was sent. */
-  | { kind: 'not_allowed'; message: string };
+  | NoAnswer;
 
 export type RestResult<T> = { ok: true; status: number; data: T } | { ok: false; failure: RestFailure };
 
@@ -27,6 +24,9 @@ export interface RestCall {
 }
 
 export type Rest = <T>(call: RestCall) => Promise<RestResult<T>>;
+
+/** The most of one JSON answer Herald reads, after decompression: a status or an account is a few KiB. */
+export const ANSWER_LIMIT_BYTES = 2 * 1024 * 1024;
 
 export function createRest(fetch: typeof globalThis.fetch, instance: string, accessToken: string): Rest {
   const base = instance.replace(/\/+$/, '');
@@ -42,14 +42,13 @@ export function createRest(fetch: typeof globalThis.fetch, instance: string, acc
     }
     try {
       const response = await fetch(`${base}${call.path}`, { method: call.method, headers, body, redirect: 'error', signal: AbortSignal.timeout(call.timeoutMs) });
-      const text = await response.text();
+      const text = await readBoundedText(response, ANSWER_LIMIT_BYTES);
       const parsed = parseJson(text);
       if (response.ok && parsed !== undefined) return { ok: true, status: response.status, data: parsed as T };
       const error = typeof parsed === 'object' && parsed !== null && typeof (parsed as { error?: unknown }).error === 'string' ? (parsed as { error: string }).error : null;
       return { ok: false, failure: { kind: 'http', status: response.status, error, headers: response.headers } };
     } catch (thrown) {
-      if (thrown instanceof Error && thrown.name === 'UrlNotAllowedError') return { ok: false, failure: { kind: 'not_allowed', message: thrown.message } };
-      return { ok: false, failure: { kind: 'network', message: networkMessage(thrown, host) } };
+      return { ok: false, failure: noAnswer(thrown, host) };
     }
   };
 }

@@ -6,5 +6,6 @@ export function orgCreateCommand(): Command {
   return new Command('create')
     .description('create an organization')
     .requiredOption('--name <name>', 'organization name')
-    .action((opts: { name: string }) => runCommand(({ db }) => createOrganization(db, opts.name)));
+    .option('--owner <id>', 'user id of its owner, who becomes its first member')
+    .action((opts: { name: string; owner?: string }) => runCommand(({ db }) => createOrganization(db, opts.name, opts.owner ?? null)));
 }
