@@ -119,8 +119,9 @@ export function graphemeLength(text: string): number {
 // Built at runtime: the `v` flag (needed for the RGI_Emoji string property) is newer than
 // the ES2022 target, but Node 20 supports it. RGI_Emoji follows the runtime's Unicode
 // data (Unicode 17 on Node 20.20), unlike twitter-text's bundled 2019 list; an emoji
-// newer than the runtime is weighed per code point, which can only overcount.
-const RGI_EMOJI = new RegExp('\\p{RGI_Emoji}', 'gv');
+// newer than the runtime is weighed per code point, which can only overcount. twitter-text
+// (its conformance file) also takes a keycap without U+FE0F ("1\u20E3") as one emoji.
+const RGI_EMOJI = new RegExp('\\p{RGI_Emoji}|[0-9#*]\\u20E3', 'gv');
 
 function xCodePointWeight(codePoint: number): number {
   if (

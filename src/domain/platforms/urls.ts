@@ -7,7 +7,8 @@
 // release bundles 2019 emoji data (so newer emoji sequences are miscounted) and pulls in
 // core-js 2; the URL rules themselves are stable and small enough to own.
 
-import { isAscii } from './ascii.js';
+// The package, not Node's deprecated built-in of the same name (which a bare 'punycode' would load).
+import punycode from 'punycode/punycode.js';
 import { matchesOf } from './regex-matches.js';
 import { TWITTER_TEXT_TLDS } from './tlds.js';
 
@@ -75,62 +76,13 @@ const X_TCO = new RegExp(`^https?://t\\.co/([a-z0-9]+)${X_QUERY}?`, 'i');
 const MAX_URL_LENGTH = 4096;
 const MAX_TCO_SLUG_LENGTH = 40;
 
-// Length of a label once punycode-encoded (RFC 3492), as twitter-text's idna check needs;
-// counting only, so no output string is built.
-function punycodeLabelLength(label: string): number {
-  if (isAscii(label)) return label.length;
-  const codePoints = Array.from(label, (char) => char.codePointAt(0) ?? 0);
-  const basicCount = codePoints.filter((cp) => cp < 0x80).length;
-  const base = 36;
-  const tMin = 1;
-  const tMax = 26;
-  const adapt = (delta: number, points: number, first: boolean): number => {
-    let d = first ? Math.floor(delta / 700) : delta >> 1;
-    d += Math.floor(d / points);
-    let k = 0;
-    while (d > ((base - tMin) * tMax) >> 1) {
-      d = Math.floor(d / (base - tMin));
-      k += base;
-    }
-    return k + Math.floor(((base - tMin + 1) * d) / (d + 38));
-  };
-  let n = 0x80;
-  let delta = 0;
-  let bias = 72;
-  let handled = basicCount;
-  let length = basicCount + (basicCount > 0 ? 1 : 0);
-  while (handled < codePoints.length) {
-    const next = Math.min(...codePoints.filter((cp) => cp >= n));
-    delta += (next - n) * (handled + 1);
-    n = next;
-    for (const cp of codePoints) {
-      if (cp < n) delta += 1;
-      if (cp !== n) continue;
-      let q = delta;
-      for (let k = base; ; k += base) {
-        const t = k <= bias ? tMin : k >= bias + tMax ? tMax : k - bias;
-        if (q < t) break;
-        length += 1;
-        q = Math.floor((q - t) / (base - t));
-      }
-      length += 1;
-      bias = adapt(delta, handled + 1, handled === basicCount);
-      delta = 0;
-      handled += 1;
-    }
-    delta += 1;
-    n += 1;
-  }
-  return 'xn--'.length + length;
-}
-
 // twitter-text's idna.toAscii: null when a label would be empty or longer than 63 once
 // encoded, or when an "xn--" domain holds no ASCII domain at all.
 function asciiDomainLength(domainPart: string): number | null {
   if (domainPart.startsWith('xn--') && !X_ASCII_DOMAIN_ANYWHERE.test(domainPart)) return null;
   let total = 0;
   for (const label of domainPart.split('.')) {
-    const length = punycodeLabelLength(label);
+    const length = punycode.toASCII(label).length;
     if (length < 1 || length > 63) return null;
     total += length;
   }
