@@ -10,11 +10,11 @@ import tseslint from 'typescript-eslint';
  */
 const LAYERS = [
   'http', 'worker', 'operations', 'operations-kit', 'contract', 'domain', 'data',
-  'storage', 'probe', 'queue', 'publishers', 'webhook-sender', 'net', 'secrets', 'config', 'cli',
+  'storage', 'probe', 'publishers', 'webhook-sender', 'net', 'secrets', 'config', 'cli',
 ];
 
 // Adapters to the outside world: beside data, injected into the domain, which knows only their interfaces.
-const ADAPTERS = ['storage', 'probe', 'queue', 'publishers', 'webhook-sender', 'secrets'];
+const ADAPTERS = ['storage', 'probe', 'publishers', 'webhook-sender', 'secrets'];
 
 const may = (from, to, { typesOnly = false } = {}) => ({
   from: { type: from },
@@ -23,21 +23,20 @@ const may = (from, to, { typesOnly = false } = {}) => ({
 
 const layerRules = [
   may('http', ['worker', 'operations', 'operations-kit', 'contract', 'domain', 'data', ...ADAPTERS, 'net', 'config', 'generated']),
-  // The worker is the queue's front door, as http is the API's: it wires adapters into the domain.
+  // The worker is the front door of due work, as http is the API's: it wires adapters into the domain.
   may('worker', ['domain', 'data', ...ADAPTERS, 'net', 'config']),
   may('operations', ['operations-kit', 'contract', 'domain', 'generated']),
   // Operations hand the storage on to the domain; they never call it.
   may('operations', 'storage', { typesOnly: true }),
   may('operations-kit', ['contract', 'domain', 'storage', 'generated']),
   // The context names the types of what it carries (the database handle, the probe), nothing more.
-  may('operations-kit', ['data', 'probe', 'queue', 'publishers', 'secrets'], { typesOnly: true }),
+  may('operations-kit', ['data', 'probe', 'publishers', 'secrets'], { typesOnly: true }),
   may('contract', 'generated'),
   may('domain', ['data', 'generated']),
   may('domain', ADAPTERS, { typesOnly: true }),
   may('data', 'generated'),
   // The sandbox publisher's platform is Herald's own outbox table.
   may('publishers', ['data', 'net']),
-  may('queue', 'data', { typesOnly: true }),
   may('webhook-sender', 'net'),
   may('cli', ['http', 'worker', 'domain', 'data', ...ADAPTERS, 'net', 'config']),
 ];

@@ -1,10 +1,11 @@
 import { defineConfig } from 'vitest/config';
 
-// The Postgres-only suite needs a server it can stop and start; it runs when TEST_DATABASE_URL names one.
-const onPostgres = process.env.TEST_DATABASE_URL !== undefined && process.env.TEST_DATABASE_URL !== '';
+// Without TEST_DATABASE_URL the run starts an embedded PostgreSQL of its own; with it, it runs on that server
+// (CI: Debian's PostgreSQL 15, a second version), which only the suites that use a database need.
+const onNamedServer = process.env.TEST_DATABASE_URL !== undefined && process.env.TEST_DATABASE_URL !== '';
 // The Redis suite (rate limits shared by several processes) runs when TEST_REDIS_URL names a server.
 const withRedis = process.env.TEST_REDIS_URL !== undefined && process.env.TEST_REDIS_URL !== '';
-// Suites that never open a database run once, on the embedded run: the Postgres run would only repeat them.
+// Suites that never open a database run once, in the default run: on a named server they would only repeat it.
 const databaseFree = [
   'test/client/spec-breaks-client.test.ts',
   'test/consumers/**',
@@ -20,19 +21,19 @@ const databaseFree = [
   'test/worker/due-watch.test.ts',
   'test/worker/lanes.test.ts',
 ];
-// Suites about the embedded database's folder, which a Postgres run does not have.
+// The embedded server in a data folder: always the PostgreSQL of the npm package, whatever server is named.
 const embeddedOnly = ['test/embedded/**'];
-const only = [...(onPostgres ? [...databaseFree, ...embeddedOnly] : ['test/postgres/**']), ...(withRedis ? [] : ['test/redis/**'])];
+const exclude = [...(onNamedServer ? [...databaseFree, ...embeddedOnly] : []), ...(withRedis ? [] : ['test/redis/**'])];
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    exclude: only,
+    exclude,
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    // Each test file opens its own embedded database (~0.5 GB); two at a time suits the 2-core machines.
+    // Two test files at a time, beside the PostgreSQL server they share: the machines have 2 cores.
     maxWorkers: 2,
   },
 });

@@ -475,6 +475,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/media/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a media file by its signed public URL
+         * @description The URL Herald gives a platform that pulls media by URL (Instagram, Threads, TikTok
+         *     photos, Pinterest) instead of receiving the bytes: `{HERALD_PUBLIC_URL}/media/{id}?expires=…&signature=…`.
+         *     No key: the signature (HMAC-SHA256 over the id and the expiry, with a key derived from
+         *     the service's secret key) is the permission, and it holds until `expires`. The answer is
+         *     the file itself, with its exact `Content-Type` and `Content-Length`; a single byte range
+         *     (`Range: bytes=0-1023`, `bytes=1024-`, `bytes=-512`) is answered `206` with
+         *     `Content-Range`, a range past the end `416`; several ranges at once are answered with
+         *     the whole file. `HEAD` answers the same headers without the body. Never a redirect.
+         *     A URL whose signature does not hold, that has expired, or whose medium was deleted is
+         *     `404 Media not found`, whichever it is. Not rate limited: the URLs are unguessable,
+         *     and a platform may fetch from many addresses at once.
+         */
+        get: operations["getPublicMedia"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -895,7 +925,8 @@ export interface components {
         };
         /**
          * @description Where one target (one account of a post) stands: `pending` (waiting for its time),
-         *     `publishing` (a worker is calling the platform), `published`, `failed` (see `error`; it
+         *     `publishing` (a worker is calling the platform, or the platform is still processing
+         *     what it was sent, such as a video), `published`, `failed` (see `error`; it
          *     may be waiting for an automatic retry), or `unknown` (the platform may or may not have
          *     published it and Herald cannot tell: it is never reposted blindly; check the account
          *     and retry with `includeUnknown=true` if it is not there).
@@ -2637,7 +2668,25 @@ export interface operations {
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            /**
+             * @description The database cannot be reached or the service is still starting, as for every
+             *     operation; or the server cannot run the program that reads media files (`Media probing
+             *     not available: …`, naming the program and the system's reason), so the file was not
+             *     judged and nothing was kept. Retry with backoff; a probe that cannot run stays so
+             *     until the operator repairs the installation.
+             */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteMedia: {
@@ -3017,6 +3066,97 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["WebhookNotFound"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPublicMedia: {
+        parameters: {
+            query: {
+                /** @description When the URL stops working, in seconds since the epoch. */
+                expires: number;
+                /** @description The URL's signature, base64url. */
+                signature: string;
+            };
+            header?: {
+                /** @description One byte range to read, e.g. `bytes=0-1023`. */
+                Range?: string;
+            };
+            path: {
+                /** @description The medium's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The whole file, in the type Herald read from it on upload. */
+            200: {
+                headers: {
+                    /** @description Always `bytes`. */
+                    "Accept-Ranges"?: string;
+                    /** @description The file's size in bytes. */
+                    "Content-Length"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/jpeg": string;
+                    "image/png": string;
+                    "image/gif": string;
+                    "image/webp": string;
+                    "video/mp4": string;
+                    "video/quicktime": string;
+                    "video/webm": string;
+                };
+            };
+            /** @description The byte range asked for. */
+            206: {
+                headers: {
+                    /** @description `bytes start-end/size`. */
+                    "Content-Range"?: string;
+                    /** @description The range's size in bytes. */
+                    "Content-Length"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/jpeg": string;
+                    "image/png": string;
+                    "image/gif": string;
+                    "image/webp": string;
+                    "video/mp4": string;
+                    "video/quicktime": string;
+                    "video/webm": string;
+                };
+            };
+            /** @description `expires` or `signature` is missing or malformed (`Invalid request`, with `details`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such medium, or the URL's signature does not hold or has expired. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The range starts past the end of the file; `Content-Range` gives its size (`bytes *\/size`). */
+            416: {
+                headers: {
+                    /** @description `bytes *\/size`. */
+                    "Content-Range"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

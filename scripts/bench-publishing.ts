@@ -10,7 +10,7 @@
  * 3. Idle (Postgres only): the CPU an idle `herald serve` (with its in-process worker) and
  *    Postgres use over 20 s, from 25 s after it started, as a share of one core.
  *
- *   npm run bench:publishing                               # latency, embedded database in memory
+ *   npm run bench:publishing                               # latency, embedded PostgreSQL in a scratch folder
  *   DATABASE_URL=postgres://.../scratch npm run bench:publishing   # both (the database is emptied)
  */
 import { execFile } from 'node:child_process';
@@ -18,12 +18,13 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql, type Kysely } from 'kysely';
 import { readEnvironment } from '../src/config/environment.js';
-import { openEmbedded, openPostgres, type DatabaseHandle } from '../src/data/database.js';
+import type { DatabaseHandle } from '../src/data/database.js';
+import { openDatabase } from '../src/data/open-database.js';
 import { migrateToLatest } from '../src/data/migrate.js';
 import type { Database } from '../src/data/schema.js';
 import { connectAccount } from '../src/domain/accounts.js';
@@ -33,7 +34,7 @@ import { publishNextDuePost } from '../src/domain/publishing/engine.js';
 import { createUser } from '../src/domain/users.js';
 import { createWebhook } from '../src/domain/webhooks/endpoints.js';
 import { LocalDiskStorage } from '../src/storage/local-disk-storage.js';
-import { startPublishingRuntime } from '../src/worker/runtime.js';
+import { createPublishingRuntime } from '../src/worker/runtime.js';
 import { startWorker } from '../src/worker/worker.js';
 import { HERALD_COMMAND, buildHerald } from './build.js';
 import { percentile } from './bench/load.js';
@@ -55,14 +56,14 @@ async function sandboxUser(db: Kysely<Database>): Promise<{ userId: string; acco
 async function latency(handle: DatabaseHandle, dataDir: string): Promise<void> {
   const { db } = handle;
   const env = readEnvironment({ HERALD_DATA_DIR: dataDir, HERALD_SECRET_KEY: randomBytes(32).toString('base64'), HERALD_ALLOW_PRIVATE_NETWORK: 'true' });
-  const runtime = await startPublishingRuntime(env, db, quiet, { supervise: true, storage: new LocalDiskStorage(join(dataDir, 'media')) });
+  const runtime = await createPublishingRuntime(env, db, quiet, { storage: new LocalDiskStorage(join(dataDir, 'media')) });
   const { userId, accounts } = await sandboxUser(db);
   const receiver = await startReceiver();
 
-  // Baseline: the work of publishing one due post of three targets, with no waiting for a job.
+  // Baseline: the work of publishing one due post of three targets, with no waiting for a wake-up.
   const baseline: number[] = [];
   for (let i = 0; i < 10; i++) {
-    await createPost(db, runtime.queue, userId, { accountIds: accounts, caption: `due ${i}`, postType: 'post', scheduledAt: new Date(Date.now() + 50).toISOString() }, new Date());
+    await createPost(db, userId, { accountIds: accounts, caption: `due ${i}`, postType: 'post', scheduledAt: new Date(Date.now() + 50).toISOString() }, new Date());
     await new Promise((resolve) => setTimeout(resolve, 60));
     const start = performance.now();
     await publishNextDuePost(runtime.deps);
@@ -71,12 +72,12 @@ async function latency(handle: DatabaseHandle, dataDir: string): Promise<void> {
 
   // Subscribed after the baseline, so only the scheduled posts' events are timed.
   await createWebhook({ db, vault: runtime.vault, checkServiceUrl: (url) => runtime.checkServiceUrl(url) }, userId, { url: receiver.url, eventTypes: ['post.published'] }, new Date());
-  const worker = await startWorker(runtime.deps, runtime.queue, env.workerConcurrency, handle);
+  const worker = await startWorker(runtime.deps, env.workerConcurrency, handle);
   const first = Date.now() + 3000;
   const ids: string[] = [];
   for (let i = 0; i < LATENCY_POSTS; i++) {
     const at = new Date(first + i * 150).toISOString();
-    ids.push((await createPost(db, runtime.queue, userId, { accountIds: accounts, caption: `scheduled ${i}`, postType: 'post', scheduledAt: at }, new Date())).id);
+    ids.push((await createPost(db, userId, { accountIds: accounts, caption: `scheduled ${i}`, postType: 'post', scheduledAt: at }, new Date())).id);
   }
   for (const until = Date.now() + 60_000; Date.now() < until; ) {
     const left = await db.selectFrom('posts').select('id').where('id', 'in', ids).where('status', '<>', 'published').execute();
@@ -91,7 +92,6 @@ async function latency(handle: DatabaseHandle, dataDir: string): Promise<void> {
     .where('p.id', 'in', ids)
     .execute();
   await worker.stop();
-  await runtime.stop();
   const lags = rows.map((r) => (r.published_at?.getTime() ?? Number.NaN) - (r.scheduled_at?.getTime() ?? Number.NaN));
   const work = percentile(baseline, 0.5);
   console.log(`publishing one due post of 3 targets (baseline): median ${work.toFixed(1)} ms`);
@@ -180,7 +180,9 @@ async function idle(db: Kysely<Database>, url: string): Promise<void> {
 async function main(): Promise<void> {
   const url = process.env.DATABASE_URL;
   const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-'));
-  const handle: DatabaseHandle = url ? openPostgres(url) : await openEmbedded();
+  // Without a URL, the embedded PostgreSQL in the scratch folder (searchable by the user postgres, who runs it under root).
+  chmodSync(dataDir, 0o711);
+  const handle = await openDatabase({ databaseUrl: url || undefined, dataDir });
   try {
     await migrateToLatest(handle.db);
     if (url) await sql`truncate posts, users, accounts, sandbox_outbox cascade`.execute(handle.db);

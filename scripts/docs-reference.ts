@@ -1,20 +1,16 @@
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { REFERENCE_HTML_PATH, SPEC_PATH } from '../src/contract/specification.js';
 import { REPO_ROOT, isObject, listOperations, loadSpec } from './spec-document.js';
 
 /**
- * Builds the HTML reference with Redocly and checks, in headless Chromium with every network
- * request refused, that it renders and shows every operation of the spec. Used by
- * `npm run docs:check` (scripts/docs-check.ts) and by test/docs/reference.test.ts.
+ * Checks, in headless Chromium with every network request refused, that the HTML reference (built
+ * by scripts/build.ts) renders and shows every operation of the spec. Used by `npm run docs:check`
+ * (scripts/docs-check.ts).
  */
-
-const run = promisify(execFile);
 
 export const DOCS_SCREENSHOT_PATH = join(REPO_ROOT, 'docs', 'screenshot.png');
 
@@ -32,30 +28,6 @@ export const CHROMIUM_ARGS = [
   '--disable-component-update',
   '--disable-sync',
 ];
-
-/** The same arguments as `npm run docs`: one self-contained file, and no telemetry from the page. */
-export function redoclyBuildArgs(specPath: string, outputPath: string): string[] {
-  return ['build-docs', specPath, '--inlineBundle', '--openapi.disableTelemetry=true', '-o', outputPath];
-}
-
-export async function buildDocs(outputPath: string = REFERENCE_HTML_PATH, { specPath = SPEC_PATH, timeoutMs = 60_000 } = {}): Promise<void> {
-  await mkdir(dirname(outputPath), { recursive: true });
-  const redocly = join(REPO_ROOT, 'node_modules', '.bin', 'redocly');
-  try {
-    await run(redocly, redoclyBuildArgs(specPath, outputPath), {
-      cwd: REPO_ROOT,
-      timeout: timeoutMs,
-      killSignal: 'SIGKILL',
-      maxBuffer: 16 * 1024 * 1024,
-      env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
-    });
-  } catch (err) {
-    const e = err as { stderr?: string; stdout?: string; killed?: boolean; message: string };
-    const why = e.killed ? `timed out after ${timeoutMs} ms` : e.message;
-    throw new Error(`redocly build-docs failed: ${why}\n${e.stdout ?? ''}${e.stderr ?? ''}`);
-  }
-  if (!existsSync(outputPath)) throw new Error(`redocly build-docs wrote nothing at ${outputPath}`);
-}
 
 /** A message saying how to install Chromium, or undefined when it is there. */
 export function chromiumMissing(path: string = CHROMIUM_PATH): string | undefined {

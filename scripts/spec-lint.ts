@@ -43,7 +43,9 @@ export function lintForConsumers(doc: JsonObject): string[] {
         if (!isObject(media)) continue;
         if (isInlineStructure(media.schema)) problems.push(`${at}: inline schema; use a $ref to components.schemas`);
         const hasExamples = isObject(media.examples) && Object.keys(media.examples).length > 0;
-        if (media.example === undefined && !hasExamples) problems.push(`${at}: no example`);
+        // A file's bytes (format: binary) have no example a reader or a generator could use.
+        const binary = isObject(media.schema) && media.schema.format === 'binary';
+        if (media.example === undefined && !hasExamples && !binary) problems.push(`${at}: no example`);
       }
     }
   }

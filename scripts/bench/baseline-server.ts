@@ -38,7 +38,7 @@ const Q = {
                t as (insert into post_targets (post_id, account_id, position, caption_override)
                      select $1, a.id, a.n - 1, a.caption from unnest($8::text[], $9::text[]) with ordinality a(id, caption, n))
                insert into post_media (post_id, media_id, position) select $1, m.id, m.n - 1 from unnest($10::text[]) with ordinality m(id, n)`,
-  deletePost: `delete from posts where id = $1 and user_id = $2 and status in ('draft', 'scheduled') returning publish_job_id`,
+  deletePost: `delete from posts where id = $1 and user_id = $2 and status in ('draft', 'scheduled') returning id`,
   postStatus: 'select status from posts where id = $1 and user_id = $2',
 };
 
@@ -69,7 +69,7 @@ type Rows = {
   ownedAccounts: { id: string; platform: string };
   ownedMedia: { id: string };
   insertPost: Record<string, never>;
-  deletePost: { publish_job_id: string | null };
+  deletePost: { id: string };
   postStatus: { status: string };
 };
 

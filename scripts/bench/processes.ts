@@ -33,6 +33,16 @@ export function residentMb(pid: number): { now: number; peak: number } {
   return { now: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024 };
 }
 
+/**
+ * Proportional set size in MB, from /proc/PID/smaps_rollup: resident memory with each shared page
+ * divided among the processes that map it, so the sizes of several processes add up without
+ * counting shared memory (PostgreSQL's shared buffers, a binary's code) once per process.
+ */
+export function proportionalMb(pid: number): number {
+  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  return Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? Number.NaN) / 1024;
+}
+
 /** CPU time a process has used so far (user + system), in seconds, from /proc/PID/stat. */
 export function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
@@ -43,11 +53,19 @@ export function cpuSeconds(pid: number): number {
 /** The process ids of the Postgres server behind a backend: its postmaster and every child of it. */
 export function postgresProcesses(backendPid: number): number[] {
   try {
-    const postmaster = Number(/^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${backendPid}/status`, 'utf8'))?.[1]);
+    return serverProcesses(Number(/^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${backendPid}/status`, 'utf8'))?.[1]));
+  } catch {
+    return [];
+  }
+}
+
+/** A Postgres server's processes: its postmaster and every child of it. */
+export function serverProcesses(postmaster: number): number[] {
+  try {
     const children = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
     return [postmaster, ...children];
   } catch {
-    return [];
+    return [postmaster];
   }
 }
 

@@ -18,7 +18,7 @@ export async function runCommand(
 ): Promise<void> {
   try {
     const env = readEnvironment();
-    const handle = await openDatabase(env, { throughRunningServer: true });
+    const handle = await openDatabase(env);
     try {
       if (options.requireMigrated !== false) {
         const pending = await pendingMigrations(handle.db);

@@ -7,6 +7,8 @@ export interface Environment {
   dataDir: string;
   host: string;
   port: number;
+  /** Where platforms and browsers reach this service from outside (public media URLs are made on it). */
+  publicUrl: string;
   migrateOnStart: boolean;
   demoOnFirstStart: boolean;
   logLevel: string;
@@ -25,6 +27,8 @@ export interface Environment {
     maxLatenessMs: number;
     backoffBaseMs: number;
     liveSpacingMs: number;
+    /** Overrides every platform's pace of looking again at work it is still doing (tests); null: the platforms' own. */
+    pollIntervalMs: number | null;
   };
   rateLimits: {
     perKeyPerMinute: number;
@@ -40,6 +44,8 @@ export interface Environment {
     timeoutMs: number;
     /** The wait after a webhook's first failed attempt; each next one is five times longer. */
     retryBaseMs: number;
+    /** How long webhook events, their deliveries and attempts are kept, in days. */
+    eventRetentionDays: number;
   };
 }
 
@@ -49,6 +55,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
     dataDir: resolve(nonEmpty(env.HERALD_DATA_DIR) ?? '.herald'),
     host: nonEmpty(env.HOST) ?? '127.0.0.1',
     port: port(env.PORT),
+    publicUrl: publicUrl(env.HERALD_PUBLIC_URL, port(env.PORT)),
     migrateOnStart: flag('HERALD_MIGRATE_ON_START', env.HERALD_MIGRATE_ON_START),
     demoOnFirstStart: flag('HERALD_DEMO_ON_FIRST_START', env.HERALD_DEMO_ON_FIRST_START),
     logLevel: nonEmpty(env.LOG_LEVEL) ?? 'info',
@@ -62,6 +69,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
       maxLatenessMs: 1000 * positiveInteger('HERALD_MAX_LATENESS_SECONDS', env.HERALD_MAX_LATENESS_SECONDS, 3600),
       backoffBaseMs: positiveInteger('HERALD_RETRY_BASE_MS', env.HERALD_RETRY_BASE_MS, 30_000),
       liveSpacingMs: nonNegativeInteger('HERALD_LIVE_SPACING_MS', env.HERALD_LIVE_SPACING_MS, 1000),
+      pollIntervalMs: nonEmpty(env.HERALD_POLL_INTERVAL_MS) === undefined ? null : positiveInteger('HERALD_POLL_INTERVAL_MS', env.HERALD_POLL_INTERVAL_MS, 1),
     },
     rateLimits: {
       perKeyPerMinute: positiveInteger('HERALD_RATE_LIMIT_PER_MINUTE', env.HERALD_RATE_LIMIT_PER_MINUTE, 600),
@@ -73,6 +81,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
     webhooks: {
       timeoutMs: positiveInteger('HERALD_WEBHOOK_TIMEOUT_MS', env.HERALD_WEBHOOK_TIMEOUT_MS, 10_000),
       retryBaseMs: positiveInteger('HERALD_WEBHOOK_RETRY_BASE_MS', env.HERALD_WEBHOOK_RETRY_BASE_MS, 10_000),
+      eventRetentionDays: positiveInteger('HERALD_EVENT_RETENTION_DAYS', env.HERALD_EVENT_RETENTION_DAYS, 30),
     },
   };
 }
@@ -86,6 +95,22 @@ function port(value: string | undefined): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`PORT must be an integer from 0 to 65535, got ${value}`);
   return n;
+}
+
+/** An absolute http(s) URL without query or fragment; unset: this machine at PORT, which only local clients reach. */
+function publicUrl(value: string | undefined, listenPort: number): string {
+  const given = nonEmpty(value);
+  if (given === undefined) return `http://127.0.0.1:${listenPort}`;
+  let url: URL;
+  try {
+    url = new URL(given);
+  } catch {
+    throw new Error(`HERALD_PUBLIC_URL must be an absolute http or https URL, got ${given}`);
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.search !== '' || url.hash !== '' || url.username !== '') {
+    throw new Error(`HERALD_PUBLIC_URL must be an http or https URL without query, fragment or credentials, got ${given}`);
+  }
+  return given.replace(/\/+$/, '');
 }
 
 function positiveInteger(name: string, value: string | undefined, fallback: number): number {

@@ -29,6 +29,8 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
+  // A server's Unix socket that is not there: the server is not running.
+  if (code === 'ENOENT' && (err as { syscall?: unknown }).syscall === 'connect') return true;
   if (err instanceof AggregateError && err.errors.some(isDatabaseUnavailable)) return true;
   if (err.cause !== undefined && isDatabaseUnavailable(err.cause)) return true;
   return UNAVAILABLE_MESSAGES.some((m) => err.message.includes(m));

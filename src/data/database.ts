@@ -1,17 +1,16 @@
-import type { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
-import { listenOnEmbedded, listenOnPostgres, type ChannelHandlers, type StopListening } from './notifications.js';
+import { isDatabaseUnavailable } from './connection-errors.js';
+import { listenOnPostgres, type ChannelHandlers, type StopListening } from './notifications.js';
 import type { Database } from './schema.js';
 import { HERALD_TYPES } from './timestamps.js';
 
 /** An open database: the Kysely instance and how to close everything beneath it. */
 export interface DatabaseHandle {
   readonly db: Kysely<Database>;
-  readonly backend: 'postgres' | 'embedded';
   close(): Promise<void>;
-  /** Hears the database's notifications on `channel` (a handle borrowed from a running server cannot). */
-  listen?(channel: string, handlers: ChannelHandlers): Promise<StopListening>;
+  /** Hears the database's notifications on `channel`. */
+  listen(channel: string, handlers: ChannelHandlers): Promise<StopListening>;
 }
 
 /** How long a request waits for a Postgres connection before the database counts as unavailable. */
@@ -23,7 +22,15 @@ const QUERY_TIMEOUT_MS = STATEMENT_TIMEOUT_MS + 5000;
 /** A transaction left open (its process stalled) gives its locks back after this. */
 const IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
 
-export function openPostgres(connectionString: string, onConnectionError: (err: Error) => void = () => {}): DatabaseHandle {
+/** A server Herald runs itself (the embedded PostgreSQL). */
+export interface OwnServer {
+  /** Starts it when a connection finds it gone (stopped by the last process that used it, or crashed), before trying once more. */
+  start(): Promise<void>;
+  /** The first statement of every session. */
+  sessionStart: string;
+}
+
+export function openPostgres(connectionString: string, onConnectionError: (err: Error) => void = () => {}, server?: OwnServer): DatabaseHandle {
   const pool = new pg.Pool({
     connectionString,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
@@ -37,13 +44,24 @@ export function openPostgres(connectionString: string, onConnectionError: (err: 
   // A client losing its server must not crash the process; the next query reconnects. The pool only
   // listens while a client is idle, and a dead client can be checked out before its error arrives.
   pool.on('error', onConnectionError);
-  pool.on('connect', (client) => client.on('error', onConnectionError));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparing(pool) }) });
+  // The pool's end resolves before its connections have closed. On a server of Herald's own, close
+  // waits for them, so that afterwards none of this handle's sessions is left on it (a remote server
+  // that stopped answering could hold that wait for as long as TCP keeps trying).
+  const connected = new Set<pg.Client>();
+  pool.on('connect', (client) => {
+    client.on('error', onConnectionError);
+    connected.add(client);
+    client.once('end', () => connected.delete(client));
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparing(pool, server) }) });
   return {
     db,
-    backend: 'postgres',
-    close: () => db.destroy(),
-    listen: (channel, handlers) => listenOnPostgres({ connectionString, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true }, channel, handlers),
+    async close() {
+      const closing = server === undefined ? [] : [...connected].map((client) => new Promise((resolve) => client.once('end', resolve)));
+      await db.destroy();
+      await Promise.all(closing);
+    },
+    listen: (channel, handlers) => listenOnPostgres({ connectionString, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true }, channel, handlers, server?.sessionStart),
   };
 }
 
@@ -56,7 +74,7 @@ const MAX_PREPARED_STATEMENTS = 1000;
  * same text always gets the same name; pg prepares it on a connection the first time it is used
  * there. Statements without parameters (BEGIN, COMMIT, multi-statement scripts) go unnamed, by the simple protocol.
  */
-function preparing(pool: pg.Pool): PostgresPool {
+function preparing(pool: pg.Pool, server: OwnServer | undefined): PostgresPool {
   const names = new Map<string, string>();
   const nameOf = (text: string): string | undefined => {
     let name = names.get(text);
@@ -67,9 +85,23 @@ function preparing(pool: pg.Pool): PostgresPool {
     return name;
   };
   const wrapped = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  const connect = async () => {
+    const client = await pool.connect();
+    if (server !== undefined && !wrapped.has(client)) {
+      await client.query(server.sessionStart).catch((err: Error) => {
+        client.release(err);
+        throw err;
+      });
+    }
+    return client;
+  };
   return {
     async connect() {
-      const client = await pool.connect();
+      const client = await connect().catch(async (err: unknown) => {
+        if (server === undefined || !isDatabaseUnavailable(err)) throw err;
+        await server.start().catch(() => Promise.reject(err as Error));
+        return connect();
+      });
       let wrapper = wrapped.get(client);
       if (wrapper === undefined) {
         wrapper = {
@@ -87,49 +119,5 @@ function preparing(pool: pg.Pool): PostgresPool {
       return wrapper;
     },
     end: () => pool.end(),
-  };
-}
-
-/**
- * Postgres's memory settings for the embedded database: its defaults (128 MB of shared buffers) are
- * most of PGlite's memory, and far more than one user's service reads. Resident memory of an opened
- * database: 304 MB with the defaults, 195 MB with 32 MB of buffers, 169 MB with these.
- */
-const EMBEDDED_SETTINGS = ['shared_buffers=16MB', 'wal_buffers=64kB'];
-
-export interface EmbeddedOptions {
-  /** An instance the caller opened and will close itself (e.g. to dump it afterwards). */
-  instance?: PGlite;
-  /** Folder holding the database files; omitted for an in-memory database. */
-  dataDir?: string;
-  /** A dump (from PGlite's dumpDataDir) to start from, e.g. an already migrated template. */
-  loadDataDir?: Blob;
-}
-
-/**
- * PGlite behind its node-postgres adapter, so Kysely runs the same dialect and type parsing as on Postgres.
- * One pool of size one per instance: two pools on one PGlite share a session and roll back each other's work.
- */
-export async function openEmbedded(options: EmbeddedOptions = {}): Promise<DatabaseHandle> {
-  const owned = options.instance === undefined;
-  // Loaded only here: a CLI call or server on Postgres never pays for PGlite (~40 ms, ~4 MB at start).
-  const [{ PGlite }, { createPgConfig }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite/node-postgres')]);
-  const pglite =
-    options.instance ??
-    (await PGlite.create(options.dataDir, {
-      startParams: [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS.flatMap((setting) => ['-c', setting])],
-      ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
-    }));
-  const pool = new pg.Pool({ ...createPgConfig(pglite), types: HERALD_TYPES });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return {
-    db,
-    backend: 'embedded',
-    listen: (channel, handlers) => listenOnEmbedded(pglite, channel, handlers),
-    async close() {
-      await db.destroy();
-      // The adapter does not own the instance, so closing the pool leaves it open.
-      if (owned) await pglite.close();
-    },
   };
 }

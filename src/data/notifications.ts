@@ -1,4 +1,3 @@
-import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 
 /** What a listener is told: each notification's payload, and whether it can hear them at all. */
@@ -18,10 +17,10 @@ const RELISTEN_MS = 1000;
 
 /**
  * LISTENs on `channel` over a connection of its own (a pooled one would be handed to other
- * statements), and LISTENs again on a new one whenever it is lost. Resolves once the first attempt
- * has listened or failed.
+ * statements), after `sessionStart` if given, and LISTENs again on a new one whenever it is lost.
+ * Resolves once the first attempt has listened or failed.
  */
-export async function listenOnPostgres(config: pg.ClientConfig, channel: string, handlers: ChannelHandlers): Promise<StopListening> {
+export async function listenOnPostgres(config: pg.ClientConfig, channel: string, handlers: ChannelHandlers, sessionStart?: string): Promise<StopListening> {
   let stopped = false;
   let client: pg.Client | undefined;
   let retry: NodeJS.Timeout | undefined;
@@ -42,6 +41,7 @@ export async function listenOnPostgres(config: pg.ClientConfig, channel: string,
     next.on('end', () => lost(next));
     return next
       .connect()
+      .then(() => (sessionStart === undefined ? undefined : next.query(sessionStart)))
       .then(() => next.query(`listen ${pg.escapeIdentifier(channel)}`))
       .then(() => {
         if (client === next) handlers.listening();
@@ -56,15 +56,5 @@ export async function listenOnPostgres(config: pg.ClientConfig, channel: string,
     client = undefined;
     handlers.deaf();
     await last?.end().catch(() => {});
-  };
-}
-
-/** LISTENs on `channel` of an embedded database, which tells its listeners of every commit in this process. */
-export async function listenOnEmbedded(pglite: PGlite, channel: string, handlers: ChannelHandlers): Promise<StopListening> {
-  const unlisten = await pglite.listen(channel, (payload) => handlers.notified(payload));
-  handlers.listening();
-  return async () => {
-    handlers.deaf();
-    await unlisten();
   };
 }

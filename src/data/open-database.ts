@@ -1,7 +1,5 @@
-import { join } from 'node:path';
-import { DataDirLockedError, lockDataDir } from './data-dir-lock.js';
-import { CHANNEL_FILE, openThroughRunningServer, shareEmbedded } from './embedded-channel.js';
-import { openEmbedded, openPostgres, type DatabaseHandle } from './database.js';
+import { openPostgres, type DatabaseHandle } from './database.js';
+import { EmbeddedServer, SESSION_START } from './embedded-server.js';
 
 export interface DatabaseLocation {
   databaseUrl: string | undefined;
@@ -9,45 +7,26 @@ export interface DatabaseLocation {
 }
 
 export interface OpenOptions {
-  /** Called when a Postgres client fails while idle, or the data folder lock is lost. */
+  /** Called when a Postgres client fails while idle. */
   onBackgroundError?: (err: Error) => void;
-  /** Shares the embedded database with CLI commands while it is open (a server does). */
-  share?: boolean;
-  /** When a running server holds the embedded folder, runs through it rather than failing (a CLI command does). */
-  throughRunningServer?: boolean;
 }
 
-/** Postgres when a URL is given, else the embedded database in the data folder, held under a lock. */
+/**
+ * Postgres when a URL is given, else the embedded PostgreSQL in the data folder: started when it
+ * is not running (and again whenever a connection finds it gone), and stopped on close when no
+ * other process is connected to it.
+ */
 export async function openDatabase(location: DatabaseLocation, options: OpenOptions = {}): Promise<DatabaseHandle> {
   const onError = options.onBackgroundError ?? (() => {});
   if (location.databaseUrl !== undefined) return openPostgres(location.databaseUrl, onError);
-  const channel = join(location.dataDir, CHANNEL_FILE);
-  let unlock: () => Promise<void>;
-  try {
-    unlock = await lockDataDir(location.dataDir, onError);
-  } catch (err) {
-    const shared = err instanceof DataDirLockedError && options.throughRunningServer ? await openThroughRunningServer(channel) : undefined;
-    if (shared === undefined) throw err;
-    return shared;
-  }
-  let stopSharing = async () => {};
-  try {
-    const handle = await openEmbedded({ dataDir: join(location.dataDir, 'pgdata') });
-    // Without the socket the server still serves; commands are refused while it holds the folder, as before.
-    if (options.share) stopSharing = await shareEmbedded(handle, channel, onError).catch((err: Error) => (onError(err), async () => {}));
-    return {
-      ...handle,
-      async close() {
-        try {
-          await stopSharing();
-          await handle.close();
-        } finally {
-          await unlock();
-        }
-      },
-    };
-  } catch (err) {
-    await unlock();
-    throw err;
-  }
+  const server = new EmbeddedServer(location.dataDir);
+  await server.start();
+  const handle = openPostgres(server.url(), onError, { start: () => server.start(), sessionStart: SESSION_START });
+  return {
+    ...handle,
+    async close() {
+      await handle.close();
+      await server.stopIfLast();
+    },
+  };
 }

@@ -84,7 +84,6 @@ export interface PostsTable {
   scheduled_at: Date | null;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | undefined, Date>;
-  publish_job_id: string | null;
   /** When a worker should next look at the post (its schedule, a retry, a lease's end); null when nothing is due ever. */
   next_check_at: Date | null;
 }
@@ -106,6 +105,8 @@ export interface PostTargetsTable {
   first_attempt_at: Date | null;
   lease_until: Date | null;
   in_doubt: ColumnType<boolean, boolean | undefined, boolean>;
+  /** Publishing, waiting on the platform (a pending outcome): the look at lease_until resumes this attempt. */
+  awaiting_platform: ColumnType<boolean, boolean | undefined, boolean>;
   next_attempt_at: Date | null;
   error_category: string | null;
   error_message: string | null;
@@ -125,6 +126,8 @@ export interface TargetPartsTable {
   url: string | null;
   cid: string | null;
   published_at: Date | null;
+  /** The publisher's own record of work the platform is still doing for this part; null when none. */
+  progress: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface SandboxOutboxTable {

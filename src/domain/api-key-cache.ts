@@ -65,12 +65,8 @@ export class ApiKeyCache {
   }
 }
 
-/**
- * A key cache fed by the database's announcements of key changes, or undefined where the handle
- * cannot hear them (then every request looks its key up).
- */
-export async function watchApiKeys(handle: DatabaseHandle): Promise<{ cache: ApiKeyCache | undefined; stop: StopListening }> {
-  if (handle.listen === undefined) return { cache: undefined, stop: async () => {} };
+/** A key cache fed by the database's announcements of key changes. */
+export async function watchApiKeys(handle: DatabaseHandle): Promise<{ cache: ApiKeyCache; stop: StopListening }> {
   const cache = new ApiKeyCache();
   const stop = await handle.listen(API_KEY_CHANGES_CHANNEL, {
     notified: () => cache.changed(),

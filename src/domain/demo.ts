@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../data/schema.js';
-import type { PublicationQueue } from '../queue/publication-queue.js';
 import { connectAccount } from './accounts.js';
 import { createApiKey } from './api-keys.js';
 import { addMedia } from './media/add-media.js';
@@ -52,11 +51,10 @@ export interface DemoPost {
 }
 
 /** A sandbox post to the demo's accounts, a minute ahead: the in-process worker publishes it while the user watches. */
-export async function scheduleDemoPost(db: Kysely<Database>, queue: PublicationQueue, seed: DemoSeed, baseUrl: string, now: Date): Promise<DemoPost> {
+export async function scheduleDemoPost(db: Kysely<Database>, seed: DemoSeed, baseUrl: string, now: Date): Promise<DemoPost> {
   const scheduledAt = new Date(now.getTime() + 60_000).toISOString();
   const { id } = await createPost(
     db,
-    queue,
     seed.userId,
     { accountIds: seed.accounts.filter((a) => a.platform !== 'instagram').map((a) => a.id), caption: 'Hello from Herald: this post was scheduled a minute ahead.', postType: 'post', scheduledAt },
     now,

@@ -13,6 +13,7 @@ export type DomainErrorKind =
   | 'forbidden' // 403
   | 'not_found' // 404
   | 'too_large' // 413
+  | 'range_not_satisfiable' // 416: a byte range that starts past the end of a file
   | 'platform_unreachable'; // 502: a platform did not answer a call made for the request
 
 export class DomainError extends Error {

@@ -8,16 +8,12 @@ import type { Account, AccountConnectInput, ErrorDetail } from './api-types.js';
 import { toAccountView } from './accounts.js';
 import { DomainError, invalidRequest } from './errors.js';
 import { newId } from './ids.js';
+import { LIVE_PLATFORMS, livePlatform } from './platforms/live.js';
 import { isStorableText } from './text.js';
 import { requireOrganization, requireUser } from './users.js';
 
 export type AccountOwner = { userId: string } | { orgId: string };
 
-/** The credentials each live platform takes; the service URL is the one Herald will call. */
-const LIVE_PLATFORMS: Readonly<Record<string, { keys: readonly string[]; serviceKey: string }>> = {
-  bluesky: { keys: ['service', 'identifier', 'appPassword'], serviceKey: 'service' },
-  mastodon: { keys: ['instance', 'accessToken'], serviceKey: 'instance' },
-};
 
 export interface LiveConnectDeps {
   db: Kysely<Database>;
@@ -51,7 +47,7 @@ export async function connectAccountFor(deps: LiveConnectDeps, owner: AccountOwn
   }
 
   const credentials = input.credentials as Record<string, string>;
-  const serviceUrl = credentials[LIVE_PLATFORMS[input.platform]?.serviceKey ?? ''] ?? '';
+  const serviceUrl = credentials[livePlatform(input.platform)?.serviceKey ?? ''] ?? '';
   try {
     deps.checkServiceUrl(serviceUrl);
   } catch (error) {
@@ -119,7 +115,7 @@ function profileProblem(connected: ConnectedAccount<unknown>): string | null {
  * its stored service URL is this one's; accounts on other services that share the id stay apart.
  */
 async function formerAccount(deps: LiveConnectDeps, owners: Parameters<typeof findLiveAccount>[1], platform: string, connected: ConnectedAccount<unknown>) {
-  const serviceKey = LIVE_PLATFORMS[platform]?.serviceKey;
+  const serviceKey = livePlatform(platform)?.serviceKey;
   if (connected.formerPlatformUserId === undefined || serviceKey === undefined) return undefined;
   const former = await findLiveAccount(deps.db, owners, platform, connected.formerPlatformUserId);
   if (former === undefined || former.credentials === null) return undefined;
@@ -146,17 +142,19 @@ function connectProblems(input: AccountConnectInput): ErrorDetail[] {
       problems.push({ code: 'unrecognized_keys', expected: 'never', received: key, path: [key], message: `A live account's ${key} comes from the platform` });
     }
   }
-  const platform = LIVE_PLATFORMS[input.platform];
+  const platform = livePlatform(input.platform);
   if (platform === undefined) {
-    problems.push(custom(['platform'], Object.keys(LIVE_PLATFORMS).join(' or '), input.platform, `Only ${Object.keys(LIVE_PLATFORMS).join(' and ')} accounts can be connected live; connect a sandbox account instead`));
+    const ids = LIVE_PLATFORMS.map((p) => p.id);
+    problems.push(custom(['platform'], ids.join(' or '), input.platform, `Only ${ids.join(' and ')} accounts can be connected live; connect a sandbox account instead`));
     return problems;
   }
   const given = input.credentials as Record<string, string>;
-  for (const key of platform.keys) {
+  const keys = platform.credentials.map((field) => field.key);
+  for (const key of keys) {
     if (given[key] === undefined) problems.push(required(['credentials', key], 'string', 'Required'));
   }
   for (const key of Object.keys(given)) {
-    if (!platform.keys.includes(key)) {
+    if (!keys.includes(key)) {
       problems.push({ code: 'unrecognized_keys', expected: 'never', received: key, path: ['credentials', key], message: `${input.platform} takes no '${key}'` });
     }
   }

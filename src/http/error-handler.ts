@@ -3,6 +3,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { isDatabaseUnavailable } from '../data/connection-errors.js';
 import type { ErrorDetail } from '../domain/api-types.js';
 import { DomainError, errorName, INVALID_REQUEST, type DomainErrorKind } from '../domain/errors.js';
+import { ProbeUnavailable } from '../probe/media-probe.js';
 import { HttpError } from './http-error.js';
 import { KeptAnswer, sendKeptAnswer } from './idempotency.js';
 import { RATE_LIMIT_EXCEEDED, type UnroutedLimit } from './rate-limits.js';
@@ -18,6 +19,7 @@ const STATUS_OF: Record<DomainErrorKind, number> = {
   forbidden: 403,
   not_found: 404,
   too_large: 413,
+  range_not_satisfiable: 416,
   platform_unreachable: 502,
 };
 
@@ -70,6 +72,8 @@ function answerFor(err: FastifyError, req: FastifyRequest): Answer {
   }
   if (cause instanceof HttpError) return { status: cause.status, body: { error: cause.message }, retryAfterSeconds: cause.retryAfterSeconds };
   if (isDatabaseUnavailable(cause)) return { status: 503, body: { error: 'Database not available' } };
+  // Like the database: a part of the server, not the request, failed; the upload was not judged and nothing was kept.
+  if (cause instanceof ProbeUnavailable) return { status: 503, body: { error: cause.message } };
   switch (err.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return { status: 400, body: { error: 'Request body is not valid JSON' } };

@@ -14,7 +14,7 @@ import { errorName } from '../domain/errors.js';
 import { removeAbandonedUploads } from '../domain/media/abandoned-uploads.js';
 import { FfprobeMediaProbe } from '../probe/ffprobe-media-probe.js';
 import { LocalDiskStorage } from '../storage/local-disk-storage.js';
-import { startPublishingRuntime, type PublishingRuntime } from '../worker/runtime.js';
+import { createPublishingRuntime } from '../worker/runtime.js';
 import { startWorker, type RunningWorker } from '../worker/worker.js';
 import { buildApp } from './app.js';
 import { LOG_REDACTION } from '../config/log-redaction.js';
@@ -86,7 +86,6 @@ export async function startServer(env: Environment, hooks: ServerHooks = {}): Pr
   let log: FastifyBaseLogger | undefined;
   const open = () =>
     openDatabase(env, {
-      share: true,
       onBackgroundError: (err) => log?.warn({ errorName: err.name }, 'database connection lost; will reconnect'),
     });
   let firstAttempt: Promise<DatabaseHandle> | undefined = open();
@@ -118,7 +117,6 @@ export async function startServer(env: Environment, hooks: ServerHooks = {}): Pr
   );
 
   let handle: DatabaseHandle | undefined;
-  let runtime: PublishingRuntime | undefined;
   let worker: RunningWorker | undefined;
   let keys: Awaited<ReturnType<typeof watchApiKeys>> | undefined;
   let closing = false;
@@ -133,20 +131,18 @@ export async function startServer(env: Environment, hooks: ServerHooks = {}): Pr
           const applied = await migrateToLatest(handle.db);
           if (applied.length > 0) app.log.info({ migrations: applied }, 'migrations applied');
         }
-        runtime = await startPublishingRuntime(env, handle.db, app.log, { supervise: env.inProcessWorker, storage });
+        const runtime = await createPublishingRuntime(env, handle.db, app.log, { storage });
         if (env.demoOnFirstStart && (await countUsers(handle.db)) === 0) {
           const seed = await seedDemo(handle.db, url);
-          hooks.onDemoSeeded?.(seed, await scheduleDemoPost(handle.db, runtime.queue, seed, url, new Date()));
+          hooks.onDemoSeeded?.(seed, await scheduleDemoPost(handle.db, seed, url, new Date()));
         }
         keys = await watchApiKeys(handle);
         state.attach(handle.db, runtime, keys.cache);
-        if (env.inProcessWorker) worker = await startWorker(runtime.deps, runtime.queue, env.workerConcurrency, handle);
+        if (env.inProcessWorker) worker = await startWorker(runtime.deps, env.workerConcurrency, handle);
         return;
       } catch (err) {
         await keys?.stop().catch(() => {});
         keys = undefined;
-        await runtime?.stop().catch(() => {});
-        runtime = undefined;
         await handle?.close().catch(() => {});
         handle = undefined;
         if (closing || !isDatabaseUnavailable(err)) throw err;
@@ -162,7 +158,6 @@ export async function startServer(env: Environment, hooks: ServerHooks = {}): Pr
     await ready.catch(() => {});
     // The worker finishes the posts in hand before the database goes: an interrupted call would only be repeated later.
     await worker?.stop();
-    await runtime?.stop();
     await keys?.stop();
     await handle?.close();
   };

@@ -11,6 +11,7 @@ import { getLivenessHandler } from '../operations/getLiveness.js';
 import { getOpenApiJsonHandler } from '../operations/getOpenApiJson.js';
 import { getOpenApiYamlHandler } from '../operations/getOpenApiYaml.js';
 import { getPostHandler } from '../operations/getPost.js';
+import { getPublicMediaHandler } from '../operations/getPublicMedia.js';
 import { getReadinessHandler } from '../operations/getReadiness.js';
 import { getWebhookHandler } from '../operations/getWebhook.js';
 import { listAccountsHandler } from '../operations/listAccounts.js';
@@ -46,6 +47,7 @@ export function createServiceHandlers(ctx: OperationContext, reference: Referenc
     uploadMedia: uploadMediaHandler(ctx),
     listMedia: listMediaHandler(ctx),
     deleteMedia: deleteMediaHandler(ctx),
+    getPublicMedia: getPublicMediaHandler(ctx),
     listWebhooks: listWebhooksHandler(ctx),
     createWebhook: createWebhookHandler(ctx),
     getWebhook: getWebhookHandler(ctx),

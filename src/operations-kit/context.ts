@@ -2,9 +2,9 @@ import type { Kysely } from 'kysely';
 import type { Specification } from '../contract/specification.js';
 import type { Database } from '../data/schema.js';
 import type { ApiKeyCache } from '../domain/api-key-cache.js';
+import type { PublicMediaUrls } from '../domain/media/public-media.js';
 import type { MediaProbe } from '../probe/media-probe.js';
 import type { PublisherRegistry } from '../publishers/registry.js';
-import type { PublicationQueue } from '../queue/publication-queue.js';
 import type { CredentialVault } from '../secrets/credential-vault.js';
 import type { MediaStorage } from '../storage/media-storage.js';
 
@@ -23,11 +23,12 @@ export interface OperationContext {
 }
 
 export interface PublishingParts {
-  queue: PublicationQueue;
   vault: CredentialVault;
   publishers: PublisherRegistry;
   /** The SSRF guard's early check of a user-given service URL. */
   checkServiceUrl(url: string): void;
+  /** Where public media URLs point, and their signer. */
+  publicMedia: PublicMediaUrls;
 }
 
 export interface MediaSettings {

@@ -15,7 +15,6 @@ export function createPostHandler(ctx: OperationContext): OperationHandler<'crea
     // acknowledgement was lost (the database gone mid-COMMIT) replays it rather than creating another.
     const result = await createPost(
       ctx.db(),
-      ctx.publishing().queue,
       callerOf(req).userId,
       input,
       ctx.now(),

@@ -5,7 +5,7 @@ import type { OperationContext } from '../operations-kit/context.js';
 
 export function deletePostHandler(ctx: OperationContext): OperationHandler<'deletePost'> {
   return async (req) => {
-    await deletePost(ctx.db(), ctx.publishing().queue, callerOf(req).userId, req.params.id);
+    await deletePost(ctx.db(), callerOf(req).userId, req.params.id);
     return { success: true };
   };
 }

@@ -5,7 +5,7 @@ import type { OperationContext } from '../operations-kit/context.js';
 
 export function publishPostHandler(ctx: OperationContext): OperationHandler<'publishPost'> {
   return async (req, reply) => {
-    const result = await publishPostNow(ctx.db(), ctx.publishing().queue, callerOf(req).userId, req.params.id, ctx.now());
+    const result = await publishPostNow(ctx.db(), callerOf(req).userId, req.params.id, ctx.now());
     reply.code(202);
     return result;
   };

@@ -6,7 +6,7 @@ import type { OperationContext } from '../operations-kit/context.js';
 export function retryPostHandler(ctx: OperationContext): OperationHandler<'retryPost'> {
   return async (req, reply) => {
     const includeUnknown = defaulted(req.query.includeUnknown, 'includeUnknown');
-    const result = await retryPost(ctx.db(), ctx.publishing().queue, callerOf(req).userId, req.params.id, includeUnknown, ctx.now());
+    const result = await retryPost(ctx.db(), callerOf(req).userId, req.params.id, includeUnknown, ctx.now());
     reply.code(202);
     return result;
   };

@@ -5,7 +5,7 @@ import type { OperationContext } from '../operations-kit/context.js';
 
 export function testWebhookHandler(ctx: OperationContext): OperationHandler<'testWebhook'> {
   return async (req, reply) => {
-    const event = await testWebhook(ctx.db(), ctx.publishing().queue, callerOf(req).userId, req.params.id, ctx.now());
+    const event = await testWebhook(ctx.db(), callerOf(req).userId, req.params.id, ctx.now());
     reply.code(202);
     return event;
   };

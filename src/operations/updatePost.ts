@@ -4,5 +4,5 @@ import { callerOf } from '../operations-kit/caller.js';
 import type { OperationContext } from '../operations-kit/context.js';
 
 export function updatePostHandler(ctx: OperationContext): OperationHandler<'updatePost'> {
-  return async (req) => updatePost(ctx.db(), ctx.publishing().queue, callerOf(req).userId, req.params.id, req.body, ctx.now());
+  return async (req) => updatePost(ctx.db(), callerOf(req).userId, req.params.id, req.body, ctx.now());
 }

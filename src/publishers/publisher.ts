@@ -12,6 +12,14 @@ export interface Publisher<C = unknown> {
   /** Chosen once per part before its first call, stored, and reused on every retry. */
   newPartMaterial(now: Date): PartMaterial;
   /**
+   * Asks the platform whether the first part not yet recorded, which an earlier attempt may have
+   * sent, exists, before anything is sent again: found (with its id), absent, or cannot tell (the
+   * target then ends `unknown`, for a person to decide). Called only when a target is in doubt.
+   * A publisher whose every call repeats without a second post needs none (Bluesky writes at a
+   * record key chosen before the first call).
+   */
+  reconcile?(request: PublishRequest<C>, part: PartToPublish): Promise<Reconciliation>;
+  /**
    * Publishes the parts not yet published, in order (part N+1 replies to part N, the first
    * part is the thread's root). Never throws: every failure is an outcome.
    */
@@ -76,8 +84,10 @@ export interface MediaToPublish {
   height: number | null;
   durationMs: number | null;
   altText: string | null;
-  /** The file's bytes from media storage. */
-  open(): Promise<Readable>;
+  /** The file's bytes from media storage, or bytes `start` to `end` (inclusive) of it: streamed, never whole in memory. */
+  open(range?: { start: number; end: number }): Promise<Readable>;
+  /** A URL anyone can read the file from until `expiresAt`, for platforms that pull media by URL. */
+  publicUrl(expiresAt: Date): string;
 }
 
 export interface PartToPublish {
@@ -88,6 +98,11 @@ export interface PartToPublish {
   material: PartMaterial;
   /** Set when an earlier attempt already published this part: skip it, use it as a reply parent. */
   published: PublishedPart | null;
+  /**
+   * What this publisher recorded (partProgressed) of work the platform is still doing for the
+   * part, e.g. a container id or an upload session URL; null when nothing is under way.
+   */
+  progress: string | null;
 }
 
 export interface PublishAccount {
@@ -109,11 +124,30 @@ export interface PublishRequest<C> {
 }
 
 export interface PublishHooks<C> {
-  /** Stores refreshed credentials at once (compare-and-set on the account); never throws. */
-  credentialsRefreshed(next: C): Promise<void>;
+  /**
+   * Refreshes the account's credentials: `refresh` is given the stored ones and returns the new
+   * ones, which are stored before this resolves to them. Refreshes of one account are serialised
+   * across workers, and when another publication has refreshed them since this one began, this
+   * resolves to those without calling `refresh`. Rejects with what `refresh` rejects with.
+   */
+  refreshCredentials(refresh: (current: C) => Promise<C>): Promise<C>;
   /** Records a part as published so that a later attempt skips it; best effort, never throws. */
   partPublished(index: number, part: PublishedPart): Promise<void>;
+  /**
+   * Records how far the platform has got with a part (null: nothing under way), before anything
+   * else is done with it, so the next look (or another worker) resumes it; best effort, never throws.
+   */
+  partProgressed(index: number, progress: string | null): Promise<void>;
 }
+
+/** What a platform says of a part an earlier attempt may have sent. */
+export type Reconciliation =
+  | { kind: 'found'; part: PublishedPart }
+  | { kind: 'absent' }
+  /** The platform's answer does not settle it: a person decides (the target ends `unknown`). */
+  | { kind: 'cannot_tell'; message: string }
+  /** The platform could not be asked now (network, 5xx, 429): asked again at the next attempt. */
+  | { kind: 'unanswered'; message: string };
 
 export type ErrorCategory = 'auth_expired' | 'user_content' | 'media_error' | 'rate_limited' | 'platform_error' | 'system_error';
 
@@ -133,5 +167,11 @@ export type PublishOutcome =
       /** The platform refused the stored credentials for good: the account needs a reconnect. */
       credentialsRevoked: boolean;
     }
+  /**
+   * The platform is still at work (a container processing, media being transcoded): look again
+   * after `checkAfterMs` (the platform's documented pace). The target stays publishing, and the
+   * next look calls `publish` again with each part's `progress`; no worker waits meanwhile.
+   */
+  | { kind: 'pending'; checkAfterMs: number }
   /** The outcome cannot be known and retrying could post twice: a person decides. */
   | { kind: 'unknown'; message: string };

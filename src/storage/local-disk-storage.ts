@@ -4,7 +4,7 @@ import { access, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { isValidStorageKey, type MediaStorage, type StagedFile } from './media-storage.js';
+import { isValidStorageKey, type ByteRange, type MediaStorage, type StagedFile } from './media-storage.js';
 
 /**
  * Media files in a local folder: `<root>/files/<userId>/<mediaId>`, staging in `<root>/staging`.
@@ -52,11 +52,11 @@ export class LocalDiskStorage implements MediaStorage {
     await rm(this.#pathOf(key), { force: true });
   }
 
-  async open(key: string): Promise<Readable> {
+  async open(key: string, range?: ByteRange): Promise<Readable> {
     const path = this.#pathOf(key);
     // A missing file rejects here, not later as a stream error in the middle of an upload.
     await access(path);
-    return createReadStream(path);
+    return createReadStream(path, range);
   }
 
   async removeStagedBefore(cutoff: Date): Promise<number> {

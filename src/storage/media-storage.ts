@@ -22,10 +22,19 @@ export interface MediaStorage {
   commit(staged: StagedFile, key: string): Promise<void>;
   /** Removes a stored file; a missing one is not an error. */
   remove(key: string): Promise<void>;
-  /** Reads a stored file (to publish it); rejects when it is missing. */
-  open(key: string): Promise<Readable>;
+  /**
+   * Reads a stored file, or the bytes `start` to `end` (inclusive) of it, as a stream: never the
+   * whole file in memory (uploads may be 512 MiB). Rejects when it is missing.
+   */
+  open(key: string, range?: ByteRange): Promise<Readable>;
   /** Removes staged files last written before `cutoff` (uploads a crash cut short); how many. */
   removeStagedBefore(cutoff: Date): Promise<number>;
+}
+
+/** Inclusive byte offsets, as an HTTP Range names them. */
+export interface ByteRange {
+  start: number;
+  end: number;
 }
 
 /** Keys are made by the service from its own ids: `<userId>/<mediaId>`. Anything else is refused. */

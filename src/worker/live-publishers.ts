@@ -1,9 +1,13 @@
+import type { LivePlatformId } from '../domain/platforms/live.js';
 import { createBlueskyPublisher } from '../publishers/bluesky/publisher.js';
 import { createMastodonPublisher } from '../publishers/mastodon/publisher.js';
 import type { Publisher } from '../publishers/publisher.js';
 
-/** The platforms Herald publishes to for real, each through the SSRF-guarded fetch. */
-export function livePublishers(fetch: typeof globalThis.fetch): Record<string, Publisher> {
+/**
+ * The publisher of every live platform, each through the SSRF-guarded fetch; keyed by the
+ * descriptors' ids, so a platform described without a publisher does not compile.
+ */
+export function livePublishers(fetch: typeof globalThis.fetch): Record<LivePlatformId, Publisher> {
   return {
     bluesky: createBlueskyPublisher({ fetch }),
     mastodon: createMastodonPublisher({ fetch }),

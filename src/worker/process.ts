@@ -6,7 +6,7 @@ import { LOG_REDACTION } from '../config/log-redaction.js';
 import { pendingMigrations } from '../data/migrate.js';
 import { openDatabase } from '../data/open-database.js';
 import { LocalDiskStorage } from '../storage/local-disk-storage.js';
-import { startPublishingRuntime, type PublishingRuntime } from './runtime.js';
+import { createPublishingRuntime } from './runtime.js';
 import { drain, drainDeliveries, startWorker } from './worker.js';
 
 /** How long a stopping worker may take to finish the posts in hand before the process exits anyway. */
@@ -36,39 +36,36 @@ export async function runWorkerProcess(env: Environment, options: { once: boolea
 
 /** Starts the worker; resolves with the function that stops it and closes the database. */
 async function startRunning(env: Environment, log: Logger, concurrency: number): Promise<() => Promise<void>> {
-  const { handle, runtime } = await openRuntime(env, log, true);
+  const { handle, runtime } = await openRuntime(env, log);
   try {
-    const worker = await startWorker(runtime.deps, runtime.queue, concurrency, handle);
+    const worker = await startWorker(runtime.deps, concurrency, handle);
     return async () => {
       await worker.stop();
-      await runtime.stop();
       await handle.close();
     };
   } catch (err) {
-    await runtime.stop().catch(() => {});
     await handle.close().catch(() => {});
     throw err;
   }
 }
 
 async function drainOnce(env: Environment, log: Logger, concurrency: number): Promise<void> {
-  const { handle, runtime } = await openRuntime(env, log, false);
+  const { handle, runtime } = await openRuntime(env, log);
   try {
     const posts = await drain(runtime.deps, concurrency);
     const deliveries = await drainDeliveries(runtime.deps, concurrency);
     process.stdout.write(`${JSON.stringify({ posts, deliveries })}\n`);
   } finally {
-    await runtime.stop();
     await handle.close();
   }
 }
 
-async function openRuntime(env: Environment, log: Logger, supervise: boolean) {
+async function openRuntime(env: Environment, log: Logger) {
   const handle = await openDatabase(env, { onBackgroundError: (err) => log.warn({ errorName: err.name }, 'database connection lost; will reconnect') });
   try {
     const pending = await pendingMigrations(handle.db);
     if (pending.length > 0) throw new Error(`The database has ${pending.length} pending migration(s); run "herald db migrate" first`);
-    const runtime: PublishingRuntime = await startPublishingRuntime(env, handle.db, log, { supervise, storage: new LocalDiskStorage(join(env.dataDir, 'media')) });
+    const runtime = await createPublishingRuntime(env, handle.db, log, { storage: new LocalDiskStorage(join(env.dataDir, 'media')) });
     return { handle, runtime };
   } catch (err) {
     await handle.close().catch(() => {});

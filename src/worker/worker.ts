@@ -1,25 +1,21 @@
 import { errorName } from '../domain/errors.js';
-import { purgeExpiredIdempotencyKeys } from '../domain/idempotency.js';
-import { removeAbandonedUploads } from '../domain/media/abandoned-uploads.js';
-import { publishNextDuePost, publishPostIfDue, takeNextDuePost, type PublishingDeps } from '../domain/publishing/engine.js';
-import { deliverIfDue, deliverNextDue, takeNextDueDelivery, type DeliveryDeps } from '../domain/webhooks/delivery.js';
+import { publishNextDuePost, takeNextDuePost, type PublishingDeps } from '../domain/publishing/engine.js';
+import { deliverNextDue, takeNextDueDelivery, type DeliveryDeps } from '../domain/webhooks/delivery.js';
 import { DUE_CHANNEL, selectNextDueWait, selectSoonestPostCheckAfter } from '../data/queries/publishing.js';
 import { selectNextDeliveryLeaseEnd, selectSoonestDeliveryDueAfter } from '../data/queries/webhooks.js';
 import type { DatabaseHandle } from '../data/database.js';
-import type PgBoss from 'pg-boss';
-import { MAINTENANCE_QUEUE, PUBLISH_QUEUE, WEBHOOK_QUEUE, type DeliveryJob, type PgBossQueue, type PublishJob } from '../queue/publication-queue.js';
 import { DueWatch } from './due-watch.js';
+import { keepHouseEvery } from './housekeeping.js';
 import { Lanes, type Step } from './lanes.js';
 
 /**
  * The longest a worker goes without looking for due work. Work due within a minute is announced
- * as it commits (migration 0007); anything later is found by one of these looks before it is due.
+ * as it commits (migration 0007); anything later is found by one of these looks before it is due,
+ * and so is anything announced while no worker listened.
  */
 const LOOK_INTERVAL_MS = 30_000;
 /** How often a worker that cannot hear announcements looks, until it hears them again. */
 const DEAF_LOOK_MS = 1_000;
-/** How often pg-boss itself fetches jobs: only a safety net beside the looks, which do the work on time. */
-const JOB_POLL_SECONDS = 60;
 /** The longest a draining worker sleeps before looking again at work other workers hold. */
 const DRAIN_POLL_MS = 250;
 /**
@@ -34,29 +30,17 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
-/** Where announcements of due work are heard: the database's LISTEN, when it has one. */
+/** Where announcements of due work are heard: the database's LISTEN. */
 export type DueAnnouncements = Pick<DatabaseHandle, 'listen'>;
 
 /**
  * Publishes posts (`concurrency` at a time) and delivers webhook events (DELIVERY_LANES at a time)
- * as they come due, each on lanes of its own, so that publishing never waits on a receiver. An
- * idle worker sleeps until the soonest due time it knows of, and wakes sooner when work due
- * sooner is announced; pg-boss's jobs are fetched only now and then, as a safety net. Holds no
- * state, so several of these can run beside each other on one database.
+ * as they come due, each on lanes of its own, so that publishing never waits on a receiver, and
+ * keeps house now and then. The rows' due times are the only queue: an idle worker sleeps until
+ * the soonest one it knows of, and wakes sooner when work due sooner is announced. Holds no state,
+ * so several of these can run beside each other on one database.
  */
-export async function startWorker(deps: PublishingDeps, queue: PgBossQueue, concurrency: number, announcements: DueAnnouncements): Promise<RunningWorker> {
-  const publish = async (jobs: PgBoss.Job<PublishJob>[]): Promise<void> => {
-    await Promise.all(jobs.map((job) => publishPostIfDue(deps, job.data.postId)));
-  };
-  const deliver = async (jobs: PgBoss.Job<DeliveryJob>[]): Promise<void> => {
-    await Promise.all(jobs.map((job) => deliverIfDue(deps, job.data.deliveryId)));
-  };
-  const maintain = async (): Promise<void> => {
-    const purged = await purgeExpiredIdempotencyKeys(deps.db, deps.now());
-    deps.log.info({ purged }, 'expired idempotency keys purged');
-    const removed = await removeAbandonedUploads(deps.storage, deps.now());
-    if (removed > 0) deps.log.info({ removed }, 'abandoned uploads removed from staging');
-  };
+export async function startWorker(deps: PublishingDeps, concurrency: number, announcements: DueAnnouncements): Promise<RunningWorker> {
   let hearing = false;
   const now = () => deps.now().getTime();
   /** Lanes for one kind of work, and the watch that wakes them when it comes due; a look never waits for work in hand. */
@@ -88,36 +72,29 @@ export async function startWorker(deps: PublishingDeps, queue: PgBossQueue, conc
   const dueAt = (at: number) => {
     for (const loop of loops) loop.watch.dueAt(at);
   };
-  const workIds = [
-    await queue.boss.work(PUBLISH_QUEUE, { batchSize: concurrency, pollingIntervalSeconds: JOB_POLL_SECONDS }, publish),
-    await queue.boss.work(WEBHOOK_QUEUE, { batchSize: concurrency, pollingIntervalSeconds: JOB_POLL_SECONDS }, deliver),
-    await queue.boss.work(MAINTENANCE_QUEUE, { pollingIntervalSeconds: JOB_POLL_SECONDS }, maintain),
-  ];
-  const stopListening =
-    announcements.listen === undefined
-      ? async () => {}
-      : await announcements.listen(DUE_CHANNEL, {
-          notified: (payload) => {
-            const at = Number(payload);
-            dueAt(Number.isFinite(at) ? at : now());
-          },
-          // What was announced while deaf is found by looking now.
-          listening: () => {
-            hearing = true;
-            dueAt(now());
-          },
-          deaf: () => {
-            hearing = false;
-            dueAt(now() + DEAF_LOOK_MS);
-          },
-        });
+  const stopListening = await announcements.listen(DUE_CHANNEL, {
+    notified: (payload) => {
+      const at = Number(payload);
+      dueAt(Number.isFinite(at) ? at : now());
+    },
+    // What was announced while deaf is found by looking now.
+    listening: () => {
+      hearing = true;
+      dueAt(now());
+    },
+    deaf: () => {
+      hearing = false;
+      dueAt(now() + DEAF_LOOK_MS);
+    },
+  });
   if (!hearing) dueAt(now());
+  const housekeeping = keepHouseEvery(deps);
   return {
     async stop() {
       await stopListening();
       await Promise.all(loops.map((loop) => loop.watch.stop()));
       await Promise.all(loops.map((loop) => loop.lanes.stop()));
-      for (const id of workIds) await queue.boss.offWork({ id });
+      await housekeeping.stop();
     },
   };
 }

@@ -1,36 +1,34 @@
-import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openEmbedded } from '../../src/data/database.js';
+import { openDatabase } from '../../src/data/open-database.js';
 import { herald, heraldServe, json } from '../support/cli.js';
 import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from '../support/database.js';
+import { makeDataDir, removeDataDir } from '../support/data-dir.js';
 
 let dataDir: string;
 let database: TestDatabase | undefined;
 let env: Record<string, string>;
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'herald-shutdown-'));
+  dataDir = await makeDataDir('herald-shutdown-');
   env = { HERALD_DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
   if (TEST_DATABASE_URL !== undefined) {
     database = await createTestDatabase();
-    env.DATABASE_URL = database.url ?? '';
+    env.DATABASE_URL = database.url;
   }
   json(await herald(['db', 'migrate'], env));
 }, 120_000);
 
 afterAll(async () => {
   await database?.close();
-  await rm(dataDir, { recursive: true, force: true });
+  await removeDataDir(dataDir);
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('herald serve on SIGTERM', () => {
   it('stops taking connections, finishes the request in flight (its post is saved), then exits 0', async () => {
-    // One command for a user, accounts and a key: each command opens the embedded database anew.
+    // One command for a user, accounts and a key.
     const demo = json<{ accounts: { id: string }[]; key: string }>(await herald(['demo'], env));
     const [accountId, key] = [demo.accounts[0]?.id, demo.key];
     const service = await heraldServe(env);
@@ -61,7 +59,7 @@ describe('herald serve on SIGTERM', () => {
     expect(await exited).toBe(0);
 
     // After the exit, the post is in the database: the request was finished, not cut.
-    const handle = database ?? (await openEmbedded({ dataDir: join(dataDir, 'pgdata') }));
+    const handle = database ?? (await openDatabase({ databaseUrl: undefined, dataDir }));
     try {
       const rows = await handle.db.selectFrom('posts').select(['id', 'caption']).where('id', '=', id).execute();
       expect(rows).toEqual([{ id, caption: 'Sent while the server stops' }]);

@@ -1,5 +1,3 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEnvironment } from '../../src/config/environment.js';
@@ -10,32 +8,33 @@ import { fetchChecked } from '../support/fetch-checked.js';
 import { makeMediaFiles } from '../support/media-files.js';
 import { writeFile } from 'node:fs/promises';
 import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from '../support/database.js';
+import { makeDataDir, removeDataDir } from '../support/data-dir.js';
 import { stringMatching } from '../support/matchers.js';
 import { startTestServer } from '../support/server.js';
 import { until } from '../support/wait.js';
 
-// The CLI runs against the suite's database: a fresh Postgres database, or an embedded data folder of its own.
+// The CLI runs against a fresh database on TEST_DATABASE_URL's server, or the embedded default in a data folder of its own.
 let dataDir: string;
 let database: TestDatabase | undefined;
 let env: Record<string, string>;
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'herald-cli-'));
+  dataDir = await makeDataDir('herald-cli-');
   env = { HERALD_DATA_DIR: dataDir };
   if (TEST_DATABASE_URL !== undefined) {
     database = await createTestDatabase();
-    env.DATABASE_URL = database.url ?? '';
+    env.DATABASE_URL = database.url;
   }
 });
 
 afterAll(async () => {
   await database?.close();
-  await rm(dataDir, { recursive: true, force: true });
+  await removeDataDir(dataDir);
 });
 
 const ID = (prefix: string) => stringMatching(new RegExp(`^${prefix}_[0-9a-z]{26}$`));
 
-// Each command is a fresh process opening the database (1–3 s), so these tests run longer than the rest.
+// Each command is a fresh process, so these tests run longer than the rest.
 describe('herald CLI', { timeout: 180_000 }, () => {
   it('refuses to work on a database that is not migrated, then migrates it once', async () => {
     if (TEST_DATABASE_URL === undefined) {
@@ -143,9 +142,8 @@ describe('herald CLI', { timeout: 180_000 }, () => {
       expect(res.status).toBe(200);
       expect(res.body.data).toHaveLength(3);
 
-      // Two processes on one embedded folder would corrupt it: while the server holds it, a command runs its statements
-      // through the server. On Postgres a command connects itself. Either way the server, which has the key cached,
-      // refuses it at the first request after the command revokes it.
+      // A command connects beside the server (on the embedded default, to the PostgreSQL the server started). The server,
+      // which has the key cached, refuses it at the first request after the command revokes it.
       const user = json<{ id: string }>(await herald(['user', 'create', '--name', 'Grace'], env));
       expect(user).toEqual({ id: ID('usr') });
       const made = json<{ id: string; key: string }>(await herald(['key', 'create', '--user', user.id], env));
@@ -167,7 +165,6 @@ describe('herald CLI', { timeout: 180_000 }, () => {
   });
 
   it("offboards a member: their scheduled post fails on the organization's account, only an owner disconnects it, and their keys are listed", async () => {
-    // With the server up, commands go through it (on the embedded database), which is quicker than opening the folder each time.
     const server = await startTestServer(readEnvironment(env));
     try {
       await server.ready;

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/data/schema.js';
 import { storeMediaFile } from '../../src/domain/media/store-media-file.js';
 import { createUser } from '../../src/domain/users.js';
-import type { MediaProbe, ProbedMedia, ProbeFailure } from '../../src/probe/media-probe.js';
+import { ProbeUnavailable, type MediaProbe, type ProbedMedia, type ProbeFailure } from '../../src/probe/media-probe.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { testMediaSettings, type TestMediaSettings } from '../support/media-settings.js';
 
@@ -17,7 +17,7 @@ import { testMediaSettings, type TestMediaSettings } from '../support/media-sett
 class ScriptedProbe implements MediaProbe {
   readonly askedPaths: string[] = [];
 
-  /** An Error is thrown as a probe that cannot run would (no ffmpeg); anything else is answered. */
+  /** An Error is thrown as a probe that cannot run would; anything else is answered. */
   constructor(private readonly answer: ProbedMedia | ProbeFailure | Error) {}
 
   probe(path: string): Promise<ProbedMedia | ProbeFailure> {
@@ -92,9 +92,9 @@ describe('storeMediaFile', () => {
   it('passes on a probe that cannot run, leaving no file and no row', async () => {
     const { id: userId } = await createUser(db, 'No ffmpeg');
     const before = media.storedFiles();
-    const probe = new ScriptedProbe(new Error('ffprobe is not installed'));
+    const probe = new ScriptedProbe(new ProbeUnavailable('ffprobe', 'ENOENT'));
 
-    await expect(storeMediaFile(db, media.storage, probe, userId, await stage(), null)).rejects.toThrow('ffprobe is not installed');
+    await expect(storeMediaFile(db, media.storage, probe, userId, await stage(), null)).rejects.toBeInstanceOf(ProbeUnavailable);
     expect(media.storedFiles()).toEqual(before);
     expect(await rowsOf(userId)).toEqual([]);
   });

@@ -2,8 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { useTestApi } from '../support/api.js';
 import { account, inOneHour, media, userWithKey } from '../support/fixtures.js';
 
-// createPost and deleteMedia on the same media at the same moment. On Postgres the two really run
-// side by side (on the embedded database the pool has one connection, so they take turns).
+// createPost and deleteMedia on the same media at the same moment, really side by side on two connections.
 
 const api = useTestApi();
 

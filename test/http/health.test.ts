@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { openEmbedded } from '../../src/data/database.js';
 import { buildApp } from '../../src/http/app.js';
 import { ServiceState } from '../../src/http/service-state.js';
 import { injectChecked, useTestApi } from '../support/api.js';
+import { createTestDatabase } from '../support/database.js';
 
 const api = useTestApi();
 
@@ -28,7 +28,7 @@ describe('health checks', () => {
   });
 
   it('not ready while migrations are pending, and says how many', async () => {
-    const blank = await openEmbedded();
+    const blank = await createTestDatabase({ blank: true });
     const state = new ServiceState(api.media);
     state.attach(blank.db, api.publishing.parts);
     const app = await buildApp({ context: state });

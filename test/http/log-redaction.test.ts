@@ -1,12 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOG_REDACTION } from '../../src/config/log-redaction.js';
 import { herald, heraldServe, json, type ServeProcess } from '../support/cli.js';
 import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from '../support/database.js';
+import { makeDataDir, removeDataDir } from '../support/data-dir.js';
 
 /** Fastify's own pino logger with the service's redaction, writing its lines into an array. */
 function capturingLogger(serializers: Record<string, (value: { method: string; url: string; headers: object }) => object> = {}) {
@@ -63,11 +61,11 @@ describe('herald serve at LOG_LEVEL=trace', () => {
   let key: string;
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'herald-logs-'));
+    dataDir = await makeDataDir('herald-logs-');
     const env: Record<string, string> = { HERALD_DATA_DIR: dataDir, LOG_LEVEL: 'trace' };
     if (TEST_DATABASE_URL !== undefined) {
       database = await createTestDatabase();
-      env.DATABASE_URL = database.url ?? '';
+      env.DATABASE_URL = database.url;
     }
     json(await herald(['db', 'migrate'], env));
     const userId = json<{ id: string }>(await herald(['user', 'create', '--name', 'Ada'], env)).id;
@@ -78,7 +76,7 @@ describe('herald serve at LOG_LEVEL=trace', () => {
   afterAll(async () => {
     await service?.stop();
     await database?.close();
-    await rm(dataDir, { recursive: true, force: true });
+    await removeDataDir(dataDir);
   });
 
   it('logs its requests without the Authorization header value', async () => {

@@ -2,13 +2,19 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
+import ffmpeg from '@ffmpeg-installer/ffmpeg';
+import ffprobe from '@ffprobe-installer/ffprobe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useTestApi, type ApiResponse, type InvalidRequest, type Schemas } from '../support/api.js';
-import { createTestDatabase, TEST_DATABASE_URL } from '../support/database.js';
+import { buildApp } from '../../src/http/app.js';
+import { ServiceState } from '../../src/http/service-state.js';
+import { FfprobeMediaProbe, type ProbeTools } from '../../src/probe/ffprobe-media-probe.js';
+import { injectChecked, UNLIMITED, useTestApi, type ApiResponse, type InvalidRequest, type Schemas } from '../support/api.js';
+import { createTestDatabase } from '../support/database.js';
 import { unstorableTextDetail } from '../support/details.js';
 import { account, inOneHour, userWithKey } from '../support/fixtures.js';
 import { stringMatching } from '../support/matchers.js';
 import { makeMediaFiles, multipartBody, type MediaFiles } from '../support/media-files.js';
+import { runLogger } from '../support/run-log.js';
 import { startTestServer } from '../support/server.js';
 
 const api = useTestApi();
@@ -175,6 +181,36 @@ describe('POST /api/v1/media', () => {
     expect(post.body).toEqual({ error: 'Unsupported content type: send application/json' });
   });
 
+  it('answers 503 naming the tool when the server cannot run its probe, keeping nothing', async () => {
+    const u = await userWithKey(api.db);
+    const dir = await mkdtemp(join(tmpdir(), 'herald-tools-'));
+    const notExecutable = join(dir, 'ffprobe');
+    await writeFile(notExecutable, '', { mode: 0o644 });
+    const before = api.media.storedFiles().length;
+    const cases: [ProbeTools, string][] = [
+      [{ ffmpeg: join(dir, 'missing'), ffprobe: ffprobe.path }, 'Media probing not available: the server cannot run ffmpeg (ENOENT)'],
+      [{ ffmpeg: ffmpeg.path, ffprobe: notExecutable }, 'Media probing not available: the server cannot run ffprobe (EACCES)'],
+    ];
+    try {
+      for (const [tools, error] of cases) {
+        const state = new ServiceState({ ...api.media, probe: new FfprobeMediaProbe(tools) });
+        state.attach(api.db, api.publishing.parts, api.state.apiKeyCache());
+        const app = await buildApp({ context: state, rateLimits: { limits: UNLIMITED }, loggerInstance: runLogger() });
+        try {
+          const { payload, contentType } = multipartBody([{ name: 'file', value: files.png64, filename: 'a.png' }]);
+          const res = await injectChecked(app, { method: 'POST', url: '/api/v1/media', key: u.key, payload, headers: { 'content-type': contentType } });
+          expect([res.status, res.body, res.headers['retry-after']]).toEqual([503, { error }, '5']);
+        } finally {
+          await app.close();
+        }
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    expect(api.media.storedFiles()).toHaveLength(before);
+    expect(await mediaCount(u.userId)).toBe(0);
+  });
+
   it('requires a key before reading the upload', async () => {
     const { payload, contentType } = multipartBody([{ name: 'file', value: files.png64, filename: 'a.png' }]);
     const res = await api.request({ method: 'POST', url: '/api/v1/media', payload, headers: { 'content-type': contentType } });
@@ -279,14 +315,14 @@ describe('a file an upload cut short by a crash left in staging', () => {
     await utimes(abandoned, crashedAt, crashedAt);
     const arriving = join(staging, randomUUID());
     await writeFile(arriving, files.png64.subarray(0, 100));
-    const database = TEST_DATABASE_URL === undefined ? undefined : await createTestDatabase();
-    const server = await startTestServer({ dataDir, databaseUrl: database?.url, migrateOnStart: true, inProcessWorker: false });
+    const database = await createTestDatabase();
+    const server = await startTestServer({ dataDir, databaseUrl: database.url, migrateOnStart: true, inProcessWorker: false });
     try {
       await server.ready;
       expect(await readdir(staging)).toEqual([basename(arriving)]);
     } finally {
       await server.close();
-      await database?.close();
+      await database.close();
       await rm(dataDir, { recursive: true, force: true });
     }
   }, 120_000);

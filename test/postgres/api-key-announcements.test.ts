@@ -30,7 +30,7 @@ describe('announcements of key changes on Postgres', () => {
     const heard: string[] = [];
     const states: string[] = [];
     const handlers: ChannelHandlers = { notified: (id) => heard.push(id), listening: () => states.push('listening'), deaf: () => states.push('deaf') };
-    const stop = await database.listen!(API_KEY_CHANGES_CHANNEL, handlers);
+    const stop = await database.listen(API_KEY_CHANGES_CHANNEL, handlers);
     try {
       expect(states).toEqual(['listening']);
       const [first] = await listenerPids();

@@ -2,7 +2,6 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/domain/ids.js';
 import { createPost } from '../../src/domain/posts/create-post.js';
-import { PgBossQueue } from '../../src/queue/publication-queue.js';
 import { herald, heraldSpawn, json } from '../support/cli.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { account, userWithKey } from '../support/fixtures.js';
@@ -13,9 +12,6 @@ const TARGETS = 3;
 let database: TestDatabase;
 beforeAll(async () => {
   database = await createTestDatabase();
-  const queue = new PgBossQueue(database.db, { supervise: false });
-  await queue.start();
-  await queue.stop();
 });
 afterAll(async () => {
   await database?.close();
@@ -37,7 +33,7 @@ describe('three herald worker processes on one Postgres', () => {
         .execute();
     }
 
-    const env = { DATABASE_URL: database.url ?? '', HERALD_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'), HERALD_DATA_DIR: '/nonexistent-herald-data' };
+    const env = { DATABASE_URL: database.url, HERALD_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'), HERALD_DATA_DIR: '/nonexistent-herald-data' };
     const results = await Promise.all([1, 2, 3].map(() => herald(['worker', '--once'], env)));
     const handled = results.map((r) => json<{ posts: number }>(r).posts);
     // Every post was taken by exactly one worker: the counts add up.
@@ -64,13 +60,12 @@ describe('three herald worker processes on one Postgres', () => {
 });
 
 describe('herald worker, running', () => {
-  it('publishes a scheduled post when its job comes due, and stops cleanly on SIGTERM', async () => {
+  it('publishes a scheduled post when it comes due, and stops cleanly on SIGTERM', async () => {
     const { userId } = await userWithKey(database.db);
     const x = await account(database.db, userId, 'x', 'w');
-    const queue = new PgBossQueue(database.db, { supervise: false });
     const scheduledAt = new Date(Date.now() + 1500);
-    const { id } = await createPost(database.db, queue, userId, { accountIds: [x], caption: 'on time', postType: 'post', scheduledAt: scheduledAt.toISOString() }, new Date());
-    const env = { DATABASE_URL: database.url ?? '', HERALD_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'), HERALD_DATA_DIR: '/nonexistent-herald-data', LOG_LEVEL: 'info' };
+    const { id } = await createPost(database.db, userId, { accountIds: [x], caption: 'on time', postType: 'post', scheduledAt: scheduledAt.toISOString() }, new Date());
+    const env = { DATABASE_URL: database.url, HERALD_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'), HERALD_DATA_DIR: '/nonexistent-herald-data', LOG_LEVEL: 'info' };
     const workers = [heraldSpawn(['worker'], env, 'pipe'), heraldSpawn(['worker'], env, 'pipe')];
     const logs = workers.map(() => '');
     workers.forEach((w, i) => w.stderr?.on('data', (chunk: Buffer) => (logs[i] += chunk.toString())));

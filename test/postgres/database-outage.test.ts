@@ -10,7 +10,7 @@ import { startTestPublishing } from '../support/publishing.js';
 import { startTestServer } from '../support/server.js';
 import { useProxiedDatabase } from '../support/tcp-proxy.js';
 
-// Runs only on Postgres (see vitest.config.ts): it needs a server that can go away and come back.
+// The database goes away and comes back: a proxy in front of the run's server, which the test cuts and restores.
 const pg = useProxiedDatabase();
 
 describe('when Postgres goes away', () => {

@@ -7,8 +7,8 @@ import { account, userWithKey } from '../support/fixtures.js';
 import { startTestServer } from '../support/server.js';
 import { useProxiedDatabase } from '../support/tcp-proxy.js';
 
-// Runs only on Postgres (see vitest.config.ts): Postgres vanishes (its connections cut, new ones
-// refused) in the middle of a load of keyed creates, and comes back.
+// Postgres vanishes (its connections cut, new ones refused, by a proxy in front of the run's server)
+// in the middle of a load of keyed creates, and comes back.
 const pg = useProxiedDatabase();
 
 const CLIENTS = 6;

@@ -41,7 +41,7 @@ async function connected(service?: 'through proxy'): Promise<{ account: TestAcco
 }
 
 function parts(texts: string[], media: MediaToPublish[] = []): PartToPublish[] {
-  return texts.map((text, index) => ({ index, text, media: index === 0 ? media : [], material: publisher.newPartMaterial(new Date()), published: null }));
+  return texts.map((text, index) => ({ index, text, media: index === 0 ? media : [], material: publisher.newPartMaterial(new Date()), published: null, progress: null }));
 }
 
 function image(bytes: Buffer, fields: Partial<MediaToPublish> = {}): MediaToPublish {
@@ -55,6 +55,7 @@ function image(bytes: Buffer, fields: Partial<MediaToPublish> = {}): MediaToPubl
     durationMs: null,
     altText: 'A red rectangle',
     open: () => Promise.resolve(Readable.from([bytes])),
+    publicUrl: () => 'https://herald.example/media/med_1',
     ...fields,
   };
 }
@@ -65,14 +66,17 @@ async function publish(credentials: BlueskyCredentials, toPublish: PartToPublish
   const outcome = await publisher.publish(
     { account: { id: 'acc_1', platform: 'bluesky', username: credentials.handle, platformUserId: credentials.did }, credentials, parts: toPublish, firstAttemptAt: new Date(), inDoubt: false, now: new Date() },
     {
-      credentialsRefreshed: (next) => {
+      // The token source, as the engine gives it, for one publication: refresh, store, hand back.
+      refreshCredentials: async (refresh) => {
+        const next = await refresh(refreshed.at(-1) ?? credentials);
         refreshed.push(next);
-        return Promise.resolve();
+        return next;
       },
       partPublished: (index, part) => {
         published.push([index, part]);
         return Promise.resolve();
       },
+      partProgressed: () => Promise.resolve(),
     },
   );
   return { outcome, refreshed, published };

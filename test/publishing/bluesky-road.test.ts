@@ -44,6 +44,14 @@ async function didOf(accountId: string): Promise<string> {
   return row.platform_user_id ?? '';
 }
 
+/** Stores the account's session with its access token expired, as it is after two hours; the stored row as it was, and the stale session. */
+async function expireAccessToken(accountId: string) {
+  const row = await api.db.selectFrom('accounts').select(['credentials', 'credentials_version']).where('id', '=', accountId).executeTakeFirstOrThrow();
+  const stale = { ...api.publishing.deps.vault.open<BlueskyCredentials>(row.credentials ?? ''), accessJwt: pds.expiredAccessJwt(await didOf(accountId)) };
+  await api.db.updateTable('accounts').set({ credentials: api.publishing.deps.vault.seal(stale) }).where('id', '=', accountId).execute();
+  return { row, stale };
+}
+
 describe('connecting a Bluesky account', () => {
   it('checks the app password with the PDS, takes the handle from it, and stores only sealed tokens', async () => {
     const u = await userWithKey(api.db);
@@ -180,7 +188,7 @@ describe('publishing to Bluesky', () => {
 
   it('retries a platform that keeps failing with backoff, and stops after 5 attempts with the platform\'s message', async () => {
     const u = await userWithKey(api.db);
-    const acc = await connect(u, 'kate');
+    const acc = await connect(u, 'lena');
     proxy.plan((req) => (req.path.endsWith('repo.putRecord') ? { kind: 'answer', status: 503, body: '{"error":"Unavailable","message":"Try later"}' } : undefined));
     try {
       const id = await publishNow(api, u, { accountIds: [acc.id], caption: 'never' });
@@ -213,10 +221,7 @@ describe('publishing to Bluesky', () => {
   it('refreshes an expired access token, stores the new pair, and publishes', async () => {
     const u = await userWithKey(api.db);
     const acc = await connect(u, 'iris');
-    const did = await didOf(acc.id);
-    const row = await api.db.selectFrom('accounts').select(['credentials', 'credentials_version']).where('id', '=', acc.id).executeTakeFirstOrThrow();
-    const stale = { ...api.publishing.deps.vault.open<BlueskyCredentials>(row.credentials ?? ''), accessJwt: pds.expiredAccessJwt(did) };
-    await api.db.updateTable('accounts').set({ credentials: api.publishing.deps.vault.seal(stale) }).where('id', '=', acc.id).execute();
+    const { row, stale } = await expireAccessToken(acc.id);
 
     const id = await publishNow(api, u, { accountIds: [acc.id], caption: 'fresh tokens' });
     await api.publishing.drain();
@@ -228,6 +233,34 @@ describe('publishing to Bluesky', () => {
     expect(fresh.accessJwt).not.toBe(stale.accessJwt);
     expect(fresh.refreshJwt).not.toBe(stale.refreshJwt);
     expect(proxy.requests.filter((r) => r.path.endsWith('server.refreshSession'))).not.toHaveLength(0);
+  });
+
+  it('refreshes once when two publications of one account find its token expired at the same time', async () => {
+    const u = await userWithKey(api.db);
+    const acc = await connect(u, 'nina');
+    const { row } = await expireAccessToken(acc.id);
+    // Both posts' first writes are held at the PDS's door until both have arrived, so both meet the
+    // expired token and both need a refresh; the PDS rotates the refresh token on every refresh.
+    let bothArrived!: () => void;
+    const arrived = new Promise<void>((resolve) => (bothArrived = resolve));
+    let writes = 0;
+    proxy.plan((req) => {
+      if (!req.path.endsWith('repo.putRecord') || ++writes > 2) return undefined;
+      if (writes === 2) bothArrived();
+      return { kind: 'delay', until: Promise.race([arrived, new Promise<void>((resolve) => setTimeout(resolve, 10_000))]) };
+    });
+    const refreshesBefore = proxy.requests.filter((r) => r.path.endsWith('server.refreshSession')).length;
+    try {
+      const ids = [await publishNow(api, u, { accountIds: [acc.id], caption: 'first of two' }), await publishNow(api, u, { accountIds: [acc.id], caption: 'second of two' })];
+      await api.publishing.drain(2);
+      expect(writes).toBeGreaterThanOrEqual(2);
+      for (const id of ids) expect((await postDetail(api, u, id)).status).toBe('published');
+    } finally {
+      proxy.plan(() => undefined);
+    }
+    expect(proxy.requests.filter((r) => r.path.endsWith('server.refreshSession')).length - refreshesBefore).toBe(1);
+    const after = await api.db.selectFrom('accounts').select(['credentials_version', 'health']).where('id', '=', acc.id).executeTakeFirstOrThrow();
+    expect(after).toEqual({ credentials_version: row.credentials_version + 1, health: 'ok' });
   });
 
   it('marks the account needs_reconnect when its session is revoked, and fails the target with auth_expired', async () => {

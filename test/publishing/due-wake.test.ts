@@ -7,7 +7,6 @@ import { DUE_CHANNEL } from '../../src/data/queries/publishing.js';
 import type { Database } from '../../src/data/schema.js';
 import { createPost } from '../../src/domain/posts/create-post.js';
 import { createWebhook } from '../../src/domain/webhooks/endpoints.js';
-import { PgBossQueue } from '../../src/queue/publication-queue.js';
 import { LocalDiskStorage } from '../../src/storage/local-disk-storage.js';
 import { startWorker, type RunningWorker } from '../../src/worker/worker.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -39,7 +38,7 @@ const WAIT = { timeoutMs: 20_000, everyMs: 50 };
 
 describe('a running worker', () => {
   it('sends no statement while nothing is due, then publishes a post and delivers its event when they come due', async () => {
-    // Everything the worker and its queue send goes through this count.
+    // Everything the worker sends goes through this count.
     let statements = 0;
     const counted: Kysely<Database> = database.db.withPlugin({
       transformQuery: (args) => args.node,
@@ -48,11 +47,9 @@ describe('a running worker', () => {
         return Promise.resolve(args.result);
       },
     });
-    const queue = new PgBossQueue(counted, { supervise: true });
-    await queue.start();
     let worker: RunningWorker | undefined;
     try {
-      worker = await startWorker({ ...publishing.deps, db: counted, queue }, queue, 2, database);
+      worker = await startWorker({ ...publishing.deps, db: counted }, 2, database);
       await sleep(1_000);
       statements = 0;
       await sleep(3_000);
@@ -62,9 +59,9 @@ describe('a running worker', () => {
       const accounts = [await account(database.db, u.userId, 'x', 'ada'), await account(database.db, u.userId, 'linkedin', 'ada-l')];
       await createWebhook({ db: database.db, vault: publishing.parts.vault, checkServiceUrl: () => {} }, u.userId, { url: receiver.url, eventTypes: ['post.published'] }, new Date());
       const scheduledAt = new Date(Date.now() + 1_500);
-      const { id } = await createPost(database.db, queue, u.userId, { accountIds: accounts, caption: 'On time', postType: 'post', scheduledAt: scheduledAt.toISOString() }, new Date());
+      const { id } = await createPost(database.db, u.userId, { accountIds: accounts, caption: 'On time', postType: 'post', scheduledAt: scheduledAt.toISOString() }, new Date());
 
-      // Well before the worker's own look (every 30 s) or pg-boss's poll (every 60 s) would find it: only the announcement can have woken it.
+      // Well before the worker's own look (every 30 s) would find it: only the announcement can have woken it.
       await until('the post to be published', async () => (await database.db.selectFrom('posts').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status === 'published', WAIT);
       const targets = await database.db.selectFrom('post_targets').select(['account_id', 'state', 'published_at']).where('post_id', '=', id).orderBy('position').execute();
       expect(targets.map((t) => [t.account_id, t.state])).toEqual([
@@ -79,7 +76,6 @@ describe('a running worker', () => {
       expect(event?.json).toMatchObject({ type: 'post.published', data: { id } });
     } finally {
       await worker?.stop();
-      await queue.stop();
     }
   });
 });
@@ -87,22 +83,21 @@ describe('a running worker', () => {
 describe('due work', () => {
   it('is announced as it commits when due within a minute, with its due time; work due later is not', async () => {
     const heard: string[] = [];
-    const stop = await database.listen?.(DUE_CHANNEL, { notified: (payload) => heard.push(payload), listening: () => {}, deaf: () => {} });
+    const stop = await database.listen(DUE_CHANNEL, { notified: (payload) => heard.push(payload), listening: () => {}, deaf: () => {} });
     try {
       const u = await userWithKey(database.db);
       const x = await account(database.db, u.userId, 'x', 'ada');
       const soon = new Date(Date.now() + 20_000);
       const later = new Date(Date.now() + 5 * 60_000);
-      const queue = publishing.parts.queue;
-      await createPost(database.db, queue, u.userId, { accountIds: [x], caption: 'later', postType: 'post', scheduledAt: later.toISOString() }, new Date());
-      const { id } = await createPost(database.db, queue, u.userId, { accountIds: [x], caption: 'soon', postType: 'post', scheduledAt: soon.toISOString() }, new Date());
+      await createPost(database.db, u.userId, { accountIds: [x], caption: 'later', postType: 'post', scheduledAt: later.toISOString() }, new Date());
+      const { id } = await createPost(database.db, u.userId, { accountIds: [x], caption: 'soon', postType: 'post', scheduledAt: soon.toISOString() }, new Date());
       const sooner = new Date(Date.now() + 10_000);
       await database.db.updateTable('posts').set({ next_check_at: sooner }).where('id', '=', id).execute();
       await until('two announcements', () => heard.length >= 2, WAIT);
       await sleep(200);
       expect(heard).toEqual([String(soon.getTime()), String(sooner.getTime())]);
     } finally {
-      await stop?.();
+      await stop();
     }
   });
 });

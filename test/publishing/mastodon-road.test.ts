@@ -7,6 +7,7 @@ import { makeMediaFiles, multipartBody, type MediaFiles } from '../support/media
 import { unusedPort } from '../support/ports.js';
 import { expectEventMatchesSpec } from '../support/contract.js';
 import { startTestReceiver, verifiedWith } from '../support/webhook-receiver.js';
+import { publishNextDuePost } from '../../src/domain/publishing/engine.js';
 
 // The whole road to Mastodon: connect through the API, publish with the worker, and assert what
 // the instance (a fake written from Mastodon's documentation) received and holds.
@@ -96,6 +97,33 @@ describe('publishing to Mastodon', () => {
     expect(mastodon.media.get(statusesOf(mastodonId)[0]?.mediaIds[0] ?? '')).toMatchObject({ type: 'video', pollsLeft: 0 });
   });
 
+  it('leaves a video that is still processing as publishing, with no worker waiting, and any worker resumes it without uploading again', async () => {
+    const u = await userWithKey(api.db);
+    const { account, id: mastodonId } = await connect(u, 'cyd');
+    const media = await upload(u, files.mp4Portrait, 'v.mp4', 'video/mp4', 'Slow to process');
+    mastodon.videoProcessing.polls = 1000;
+    try {
+      const id = await publishNow(api, u, { accountIds: [account.id], caption: 'A slow video', mediaIds: [media] });
+      // One worker step: it uploads, hears 202, records the upload and moves on.
+      expect(await publishNextDuePost(api.publishing.deps)).toBe('published');
+      const waiting = await postDetail(api, u, id);
+      expect(waiting).toMatchObject({ status: 'publishing', targets: [{ status: 'publishing', error: null }] });
+      const part = await api.db.selectFrom('target_parts').select('progress').where('post_id', '=', id).executeTakeFirstOrThrow();
+      expect(JSON.parse(part.progress ?? 'null')).toMatchObject({ mediaIds: [expect.any(String)] });
+      // Another worker (the state is all in the database) resumes it once the instance is done.
+      const uploaded = [...mastodon.media.values()].find((m) => m.id === (JSON.parse(part.progress ?? '{}') as { mediaIds: string[] }).mediaIds[0]);
+      if (uploaded !== undefined) uploaded.pollsLeft = 0;
+      await api.publishing.drain();
+      expect(await postDetail(api, u, id)).toMatchObject({ status: 'published', targets: [{ status: 'published' }] });
+      // The same attempt, resumed: not counted again, and never in doubt.
+      expect(await api.db.selectFrom('post_targets').select(['attempts', 'in_doubt']).where('post_id', '=', id).executeTakeFirstOrThrow()).toEqual({ attempts: 1, in_doubt: false });
+      expect(mastodon.requests.filter((r) => r.method === 'POST' && r.path === '/api/v2/media' && (r.body as { description?: string }).description === 'Slow to process')).toHaveLength(1);
+      expect(statusesOf(mastodonId).map((s) => s.mediaIds)).toEqual([[uploaded?.id]]);
+    } finally {
+      mastodon.videoProcessing.polls = 2;
+    }
+  });
+
   it('fails with media_error, and posts nothing, when the instance cannot process the video', async () => {
     const u = await userWithKey(api.db);
     const { account, id: mastodonId } = await connect(u, 'dee');
@@ -132,13 +160,15 @@ describe('publishing to Mastodon', () => {
     for (const key of keys) expect(key).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  it('repeats a status the instance created but answered 503 for with the same key: one status', async () => {
+  it('repeats a status the instance created but answered 503 for with the same key, when its account cannot be looked at: one status', async () => {
     const u = await userWithKey(api.db);
     const { account, id: mastodonId } = await connect(u, 'fay');
     mastodon.fail({ on: 'statuses', kind: 'commitThenAnswer', status: 503 });
     const id = await publishNow(api, u, { accountIds: [account.id], caption: 'Only once' });
     await api.publishing.drain();
     expect((await postDetail(api, u, id)).targets[0]?.error).toMatchObject({ category: 'platform_error', retrying: true });
+    // Within the key's hour a repeat is safe even when the account's statuses cannot be read.
+    mastodon.fail({ on: 'timeline', kind: 'answer', status: 503, body: { error: 'Service unavailable' } });
     api.publishing.runAhead(2 * MINUTE);
     try {
       await api.publishing.drain();
@@ -152,7 +182,45 @@ describe('publishing to Mastodon', () => {
     expect((await postDetail(api, u, id)).targets[0]).toMatchObject({ status: 'published', platformPostId: statusesOf(mastodonId)[0]?.id });
   });
 
-  it('never reposts blindly once the key has expired: the target becomes unknown for a person to decide', async () => {
+  describe('once the instance has forgotten the Idempotency-Key, the account is looked at before anything is sent again', () => {
+    /** A status whose answer was lost (or never came), retried only after the key's hour. */
+    async function inDoubtPastTheHour(u: TestUser, accountId: string, caption: string, fault: Parameters<MastodonFake['fail']>[0]) {
+      mastodon.fail(fault);
+      const id = await publishNow(api, u, { accountIds: [accountId], caption });
+      await api.publishing.drain();
+      expect((await postDetail(api, u, id)).targets[0]?.error).toMatchObject({ retrying: true });
+      mastodon.advance(61 * MINUTE);
+      api.publishing.runAhead(56 * MINUTE);
+      try {
+        await api.publishing.drain();
+      } finally {
+        api.publishing.runAhead(0);
+        mastodon.advance(-61 * MINUTE);
+      }
+      return id;
+    }
+
+    it('finds the status an earlier attempt posted, and records it without posting again', async () => {
+      const u = await userWithKey(api.db);
+      const { account, id: mastodonId } = await connect(u, 'gil');
+      const id = await inDoubtPastTheHour(u, account.id, 'Posted, answer lost', { on: 'statuses', kind: 'commitThenAnswer', status: 503 });
+      const [status] = statusesOf(mastodonId);
+      expect(statusesOf(mastodonId)).toHaveLength(1);
+      expect(statusRequestsOf('Posted, answer lost')).toHaveLength(1);
+      expect(await postDetail(api, u, id)).toMatchObject({ status: 'published', targets: [{ status: 'published', platformPostId: status?.id, url: status?.url }] });
+    });
+
+    it('posts once when the account shows the earlier attempt posted nothing', async () => {
+      const u = await userWithKey(api.db);
+      const { account, id: mastodonId } = await connect(u, 'gwen');
+      const id = await inDoubtPastTheHour(u, account.id, 'Never arrived', { on: 'statuses', kind: 'answer', status: 503, body: { error: 'Service unavailable' } });
+      expect((await postDetail(api, u, id)).status).toBe('published');
+      expect(statusRequestsOf('Never arrived')).toHaveLength(2);
+      expect(statusesOf(mastodonId).map((s) => s.text)).toEqual(['Never arrived']);
+    });
+  });
+
+  it('never reposts blindly when the account cannot be looked at: the target becomes unknown for a person to decide', async () => {
     const u = await userWithKey(api.db);
     const { account, id: mastodonId } = await connect(u, 'gus');
     // A 503 without creating anything: Herald cannot tell it from one that did.
@@ -160,9 +228,10 @@ describe('publishing to Mastodon', () => {
     const id = await publishNow(api, u, { accountIds: [account.id], caption: 'In doubt' });
     await api.publishing.drain();
     expect((await postDetail(api, u, id)).targets[0]?.error).toMatchObject({ retrying: true });
-    // The next try comes only after the instance has forgotten the key.
+    // The next try comes only after the instance has forgotten the key, and its account's statuses are not to be had.
     mastodon.advance(61 * MINUTE);
     api.publishing.runAhead(56 * MINUTE);
+    mastodon.fail({ on: 'timeline', kind: 'answer', status: 403, body: { error: 'This action is not allowed' } });
     try {
       await api.publishing.drain();
       const unknown = await postDetail(api, u, id);

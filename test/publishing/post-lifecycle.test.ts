@@ -19,41 +19,34 @@ async function outboxCount(accountId: string): Promise<number> {
   return (await api.db.selectFrom('sandbox_outbox').select('platform_post_id').where('account_id', '=', accountId).execute()).length;
 }
 
-/** The post's jobs in pg-boss by state: what a worker will be woken for. */
-async function jobs(postId: string): Promise<{ state: string; start_after: Date }[]> {
-  const rows = await api.db
-    .withSchema('pgboss')
-    .selectFrom('job' as never)
-    .select(['state' as never, 'start_after' as never])
-    .where('data' as never, '=', JSON.stringify({ postId }) as never)
-    .execute();
-  return rows as { state: string; start_after: Date }[];
-}
-
-describe('scheduling and its job', () => {
-  it('creates a job at scheduledAt in the same transaction, and none for a draft', async () => {
+describe('scheduling', () => {
+  it('publishes a scheduled post once scheduledAt comes, not before, and never a draft', async () => {
     const u = await userWithKey(api.db);
     const x = await account(api.db, u.userId);
-    const at = inMs(HOUR);
-    const scheduled = await createPost(api, u, { accountIds: [x], caption: 'a', scheduledAt: at });
-    expect((await jobs(scheduled)).map((j) => [j.state, j.start_after.toISOString()])).toEqual([['created', new Date(at).toISOString()]]);
+    const scheduled = await createPost(api, u, { accountIds: [x], caption: 'a', scheduledAt: inMs(HOUR) });
     const draft = await createPost(api, u, { accountIds: [x], caption: 'b' });
-    expect(await jobs(draft)).toEqual([]);
+    api.publishing.runAhead(HOUR - MINUTE);
+    await api.publishing.drain();
+    expect((await postDetail(api, u, scheduled)).status).toBe('scheduled');
+    api.publishing.runAhead(HOUR + MINUTE);
+    await api.publishing.drain();
+    api.publishing.runAhead(0);
+    expect((await postDetail(api, u, scheduled)).status).toBe('published');
+    expect((await postDetail(api, u, draft)).status).toBe('draft');
+    expect(await outboxCount(x)).toBe(1);
   });
 
-  it('leaves no post and no job behind when the create is refused', async () => {
+  it('leaves no post behind when the create is refused', async () => {
     const u = await userWithKey(api.db);
     const x = await account(api.db, u.userId, 'x');
     const res = await api.request({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [x], caption: 'x'.repeat(281), scheduledAt: inMs(HOUR) } });
     expect(res.status).toBe(400);
-    const all = await api.db.withSchema('pgboss').selectFrom('job' as never).select(['data' as never]).execute();
-    expect((all as { data: { postId: string } }[]).filter((j) => j.data.postId === undefined)).toEqual([]);
     expect(await api.db.selectFrom('posts').select('id').where('user_id', '=', u.userId).execute()).toEqual([]);
   });
 });
 
 describe('PATCH /api/v1/posts/{id}', () => {
-  it('reschedules: the old job is cancelled and a new one waits at the new time', async () => {
+  it('reschedules: the post is published at the new time, not the old one', async () => {
     const u = await userWithKey(api.db);
     const x = await account(api.db, u.userId);
     const id = await createPost(api, u, { accountIds: [x], caption: 'a', scheduledAt: inMs(HOUR) });
@@ -61,7 +54,14 @@ describe('PATCH /api/v1/posts/{id}', () => {
     const res = await api.request<PostDetail>({ method: 'PATCH', url: `/api/v1/posts/${id}`, key: u.key, body: { scheduledAt: later, caption: 'b' } });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: 'scheduled', caption: 'b', scheduledAt: new Date(later).toISOString() });
-    expect((await jobs(id)).map((j) => j.state).sort()).toEqual(['cancelled', 'created']);
+    api.publishing.runAhead(HOUR + MINUTE);
+    await api.publishing.drain();
+    expect((await postDetail(api, u, id)).status).toBe('scheduled');
+    api.publishing.runAhead(2 * HOUR + MINUTE);
+    await api.publishing.drain();
+    api.publishing.runAhead(0);
+    expect(await postDetail(api, u, id)).toMatchObject({ status: 'published', caption: 'b' });
+    expect(await outboxCount(x)).toBe(1);
   });
 
   it('makes a scheduled post a draft with scheduledAt null, and a draft is never published', async () => {
@@ -70,7 +70,6 @@ describe('PATCH /api/v1/posts/{id}', () => {
     const id = await createPost(api, u, { accountIds: [x], caption: 'a', scheduledAt: inMs(MINUTE) });
     const res = await api.request<PostDetail>({ method: 'PATCH', url: `/api/v1/posts/${id}`, key: u.key, body: { scheduledAt: null } });
     expect(res.body).toMatchObject({ status: 'draft', scheduledAt: null });
-    expect((await jobs(id)).map((j) => j.state)).toEqual(['cancelled']);
     api.publishing.runAhead(2 * MINUTE);
     await api.publishing.drain();
     expect((await postDetail(api, u, id)).status).toBe('draft');
@@ -142,12 +141,11 @@ describe('POST /api/v1/posts/{id}/publish', () => {
 });
 
 describe('DELETE /api/v1/posts/{id}', () => {
-  it('cancels the job of a scheduled post with the post', async () => {
+  it('deletes a scheduled post, which is then never published', async () => {
     const u = await userWithKey(api.db);
     const x = await account(api.db, u.userId);
     const id = await createPost(api, u, { accountIds: [x], caption: 'a', scheduledAt: inMs(MINUTE) });
     expect(await api.request({ method: 'DELETE', url: `/api/v1/posts/${id}`, key: u.key })).toMatchObject({ status: 200 });
-    expect((await jobs(id)).map((j) => j.state)).toEqual(['cancelled']);
     api.publishing.runAhead(2 * MINUTE);
     expect(await api.publishing.drain()).toBe(0);
     expect(await outboxCount(x)).toBe(0);

@@ -1,12 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOST_ATTEMPT_ERROR } from '../../src/domain/webhooks/delivery.js';
 import type { Schemas } from '../support/api.js';
-import { herald, heraldServe, heraldSpawn, json, type CliResult } from '../support/cli.js';
+import { herald, heraldServe, heraldSpawn, json } from '../support/cli.js';
 import { expectEventMatchesSpec } from '../support/contract.js';
 import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from '../support/database.js';
+import { makeDataDir, removeDataDir } from '../support/data-dir.js';
 import { fetchChecked } from '../support/fetch-checked.js';
 import { startTestReceiver, verifiedWith, type TestReceiver } from '../support/webhook-receiver.js';
 
@@ -22,29 +20,19 @@ let env: Record<string, string>;
 
 beforeAll(async () => {
   receiver = await startTestReceiver();
-  dataDir = await mkdtemp(join(tmpdir(), 'herald-webhook-crash-'));
+  dataDir = await makeDataDir('herald-webhook-crash-');
   // Three seconds to answer: the lease on a delivery is that and five more.
   env = { HERALD_DATA_DIR: dataDir, HERALD_ALLOW_PRIVATE_NETWORK: 'true', HERALD_WEBHOOK_TIMEOUT_MS: '3000', HERALD_WORKER: 'false', LOG_LEVEL: 'silent' };
   if (TEST_DATABASE_URL !== undefined) {
     database = await createTestDatabase();
-    env.DATABASE_URL = database.url ?? '';
+    env.DATABASE_URL = database.url;
   }
 }, 120_000);
 afterAll(async () => {
   await receiver?.close();
   await database?.close();
-  await rm(dataDir, { recursive: true, force: true });
+  await removeDataDir(dataDir);
 });
-
-/** `herald worker --once`, again while the embedded data folder is still locked by the killed process (stale after 15 s). */
-async function workerOnce(): Promise<CliResult> {
-  let result = await herald(['worker', '--once'], env);
-  for (const end = Date.now() + 40_000; result.code !== 0 && /in use by another Herald process/.test(result.stderr) && Date.now() < end; ) {
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    result = await herald(['worker', '--once'], env);
-  }
-  return result;
-}
 
 describe('a worker killed between an outcome and its delivery', () => {
   it('is followed by one that delivers the same event: one event id, the lost attempt on record', async () => {
@@ -68,7 +56,7 @@ describe('a worker killed between an outcome and its delivery', () => {
     doomed.kill('SIGKILL');
     await died;
 
-    expect(json(await workerOnce())).toEqual({ posts: 0, deliveries: 1 });
+    expect(json(await herald(['worker', '--once'], env))).toEqual({ posts: 0, deliveries: 1 });
 
     const received = await receiver.waitFor(2);
     expect(received).toHaveLength(2);

@@ -21,14 +21,14 @@ const PROMPTLY_MS = 5_000;
 const PATIENCE = { timeoutMs: 25_000, everyMs: 100 };
 
 // Retries an hour away: each event is attempted once while the test runs.
-const running = useDemoServer({ allowPrivateNetwork: true, webhooks: { timeoutMs: RECEIVER_TIMEOUT_MS, retryBaseMs: 3_600_000 } });
+const running = useDemoServer({ allowPrivateNetwork: true, webhooks: { timeoutMs: RECEIVER_TIMEOUT_MS, retryBaseMs: 3_600_000, eventRetentionDays: 30 } });
 let database: DatabaseHandle;
 let tarpit: Tarpit;
 let receiver: TestReceiver;
 
 beforeAll(async () => {
-  // Users are made as `herald user create` makes them, through the running server's database.
-  database = await openDatabase({ databaseUrl: running.databaseUrl, dataDir: running.dataDir }, { throughRunningServer: true });
+  // Users are made as `herald user create` makes them, on the running server's database.
+  database = await openDatabase({ databaseUrl: running.databaseUrl, dataDir: running.dataDir });
   tarpit = await startTarpit();
   receiver = await startTestReceiver();
 });

@@ -244,13 +244,13 @@ describe('secret rotation', () => {
 });
 
 describe('an event and the change it reports', () => {
-  it('are committed together: a rolled-back transaction leaves no event, no delivery and no job', async () => {
+  it('are committed together: a rolled-back transaction leaves no event and no delivery', async () => {
     const u = await userWithKey(api.db);
     const hook = await createWebhook(u, ['post.published']);
     const failure = new Error('rolled back on purpose');
     await expect(
       api.db.transaction().execute(async (trx) => {
-        await emitPing(trx, api.publishing.deps.queue, { id: hook.id, user_id: u.userId }, new Date());
+        await emitPing(trx, { id: hook.id, user_id: u.userId }, new Date());
         throw failure;
       }),
     ).rejects.toBe(failure);
@@ -259,5 +259,41 @@ describe('an event and the change it reports', () => {
     const since = mark();
     await api.publishing.deliverAll();
     expect(since()).toEqual([]);
+  });
+});
+
+describe('housekeeping', () => {
+  const DAY = 24 * 60 * 60_000;
+
+  it('deletes events older than the retention (30 days) with their attempts, keeping recent ones and those still to be sent', async () => {
+    const u = await userWithKey(api.db);
+    const x = await account(api.db, u.userId, 'x', 'ada');
+    const hook = await createWebhook(u, ['post.published']);
+    const unsent = await createWebhook(u, ['post.failed']);
+    const ping = (id: string) => api.request<Schemas['PingEvent']>({ method: 'POST', url: `/api/v1/webhooks/${id}/test`, key: u.key });
+    const eventsListed = async (id: string) => (await deliveries(u, id)).map((d) => [d.eventId, d.eventType]);
+
+    const old = (await ping(hook.id)).body;
+    await api.publishing.deliverAll();
+    // 31 days on, by the workers' clock: a post published now raises a recent event.
+    api.publishing.runAhead(31 * DAY);
+    await publishNow(api, u, { accountIds: [x], caption: 'A month on' });
+    await api.publishing.drain();
+    await api.publishing.deliverAll();
+    const [recent] = await deliveries(u, hook.id);
+    expect(recent).toMatchObject({ eventType: 'post.published', succeeded: true });
+    expect(await eventsListed(hook.id)).toEqual([[recent?.eventId, 'post.published'], [old.id, 'ping']]);
+    // As old as the first ping, but not sent yet.
+    const waiting = (await ping(unsent.id)).body;
+
+    expect(await api.publishing.keepHouse()).toBe(true);
+    expect(await eventsListed(hook.id)).toEqual([[recent?.eventId, 'post.published']]);
+    await api.publishing.deliverAll();
+    expect(await eventsListed(unsent.id)).toEqual([[waiting.id, 'ping']]);
+    // Sent at last, it goes at the next housekeeping.
+    await api.publishing.keepHouse();
+    api.publishing.runAhead(0);
+    expect(await eventsListed(unsent.id)).toEqual([]);
+    expect(await eventsListed(hook.id)).toEqual([[recent?.eventId, 'post.published']]);
   });
 });

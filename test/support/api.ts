@@ -66,15 +66,13 @@ export async function injectChecked<T>(app: FastifyInstance, req: ApiRequest): P
 
 /**
  * Revokes a key as `herald key revoke` does, and returns once the app has heard the database
- * announce it: on the embedded database before the revocation returns; on Postgres the
- * announcement comes on the app's own connection, a moment after the commit.
+ * announce it: the announcement comes on the app's own connection, a moment after the commit.
  */
 export async function revokeHeard(api: TestApi, id: string): Promise<void> {
   const cache = api.state.apiKeyCache();
   const before = cache?.mark() ?? 0;
   await revokeKey(api.db, id, new Date());
-  if (api.database.url === undefined) expect(cache?.mark()).toBeGreaterThan(before);
-  else await vi.waitFor(() => expect(cache?.mark()).toBeGreaterThan(before), { timeout: 5000, interval: 2 });
+  await vi.waitFor(() => expect(cache?.mark()).toBeGreaterThan(before), { timeout: 5000, interval: 2 });
 }
 
 /** Limits no test file reaches, so suites that send many requests from one key are not refused; the rate-limit tests set their own. */

@@ -1,55 +1,32 @@
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import pg from 'pg';
 import { inject } from 'vitest';
-import { openEmbedded, openPostgres, type DatabaseHandle } from '../../src/data/database.js';
-import { migrateToLatest } from '../../src/data/migrate.js';
+import { openPostgres, type DatabaseHandle } from '../../src/data/database.js';
+import { adminQuery, withDatabase } from './database-server.js';
 
-/** The Postgres server the suite runs on, when it runs on Postgres rather than the embedded default. */
+/** The PostgreSQL server the suite runs on when one is named (CI: Debian's 15); unset, an embedded one the run starts. */
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
 
 export interface TestDatabase extends DatabaseHandle {
-  /** A connection string reaching this same database (Postgres only). */
-  url: string | undefined;
+  /** A connection string reaching this same database. */
+  url: string;
 }
 
 /**
- * A fresh, migrated database for one test file: a copy of the migrated embedded template, or a new
- * Postgres database created on TEST_DATABASE_URL's server and dropped on close.
+ * A database of its own for one test file on the run's server, dropped on close: a copy of the
+ * migrated template (`blank`: an empty one, no migrations applied).
  */
-export async function createTestDatabase(): Promise<TestDatabase> {
-  if (TEST_DATABASE_URL === undefined) {
-    const template = await readFile(inject('embeddedTemplatePath'));
-    const handle = await openEmbedded({ loadDataDir: new Blob([template]) });
-    return { ...handle, url: undefined };
-  }
+export async function createTestDatabase(options: { blank?: boolean } = {}): Promise<TestDatabase> {
+  const server = inject('databaseServerUrl');
   const name = `herald_test_${randomBytes(6).toString('hex')}`;
-  await adminQuery(`create database ${name}`);
-  const url = withDatabase(TEST_DATABASE_URL, name);
+  await adminQuery(server, options.blank ? `create database ${name}` : `create database ${name} template ${inject('templateDatabase')}`);
+  const url = withDatabase(server, name);
   const handle = openPostgres(url);
-  await migrateToLatest(handle.db);
   return {
     ...handle,
     url,
     async close() {
       await handle.close();
-      await adminQuery(`drop database if exists ${name} with (force)`);
+      await adminQuery(server, `drop database if exists ${name} with (force)`);
     },
   };
-}
-
-export function withDatabase(url: string, database: string): string {
-  const u = new URL(url);
-  u.pathname = `/${database}`;
-  return u.toString();
-}
-
-async function adminQuery(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
 }

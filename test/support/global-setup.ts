@@ -1,41 +1,36 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import type { TestProject } from 'vitest/node';
 import { buildHerald } from '../../scripts/build.js';
-import { openEmbedded } from '../../src/data/database.js';
-import { migrateToLatest } from '../../src/data/migrate.js';
-import { PgBossQueue } from '../../src/queue/publication-queue.js';
+import { startTestDatabaseServer } from './database-server.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** A dump of an embedded database with every migration applied, for test files to start from. */
-    embeddedTemplatePath: string;
+    /** The PostgreSQL server of the run (TEST_DATABASE_URL's, or an embedded one), where test files create their databases. */
+    databaseServerUrl: string;
+    /** The migrated database on it that each test file's database is a copy of. */
+    templateDatabase: string;
     /** Where the run's log and the secrets the tests saw are written (see run-log.ts). */
     runLogDir: string;
   }
 }
 
-/** Migrating once and loading the dump per test file is much faster than initdb + migrate per file. */
+/** One server for the run, and one migration: each test file clones the migrated template, much faster than migrating. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   // The CLI and contract suites run the compiled binary: built afresh for every run (about a second),
   // so no run tests a stale dist/ and nothing has to judge whether it is current.
-  await buildHerald();
-  const pglite = await PGlite.create();
-  const handle = await openEmbedded({ instance: pglite });
-  await migrateToLatest(handle.db);
-  // pg-boss's tables too, so no test file pays for installing them.
-  const queue = new PgBossQueue(handle.db, { supervise: false });
-  await queue.start();
-  await queue.stop();
-  await handle.close();
-  const dump = await pglite.dumpDataDir('none');
-  await pglite.close();
-  const dir = await mkdtemp(join(tmpdir(), 'herald-template-'));
-  const path = join(dir, 'template.tar');
-  await writeFile(path, Buffer.from(await dump.arrayBuffer()));
-  project.provide('embeddedTemplatePath', path);
+  const starting = startTestDatabaseServer(process.env.TEST_DATABASE_URL || undefined);
+  try {
+    await buildHerald();
+  } catch (err) {
+    await starting.then((server) => server.close()).catch(() => {});
+    throw err;
+  }
+  const server = await starting;
+  project.provide('databaseServerUrl', server.url);
+  project.provide('templateDatabase', server.template);
+  const dir = await mkdtemp(join(tmpdir(), 'herald-run-'));
   const logDir = join(dir, 'run-log');
   await mkdir(logDir);
   project.provide('runLogDir', logDir);
@@ -44,6 +39,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       await expectNoSecretLogged(logDir);
     } finally {
       await rm(dir, { recursive: true, force: true });
+      await server.close();
     }
   };
 }

@@ -27,6 +27,8 @@ export interface FakeAccount {
 export interface FakeStatus {
   id: string;
   accountId: string;
+  /** By the instance's clock. */
+  createdAt: string;
   text: string;
   mediaIds: string[];
   inReplyToId: string | null;
@@ -54,7 +56,7 @@ export interface RecordedRequest {
 
 export type FakeFault =
   /** Answers without doing anything. */
-  | { on: 'statuses' | 'media'; kind: 'answer'; status: number; headers?: Record<string, string>; body?: unknown }
+  | { on: 'statuses' | 'media' | 'timeline'; kind: 'answer'; status: number; headers?: Record<string, string>; body?: unknown }
   /** Creates the status, then answers this status instead of the status. */
   | { on: 'statuses'; kind: 'commitThenAnswer'; status: number }
   /** Creates the status, then cuts the connection. */
@@ -177,7 +179,7 @@ export async function startMastodonFake(): Promise<MastodonFake> {
     if (req.body.in_reply_to_id !== undefined && !statuses.some((s) => s.id === req.body.in_reply_to_id)) return reply.code(404).send({ error: 'Record not found' });
 
     const id = String(nextId++);
-    const status: FakeStatus = { id, accountId: account.id, text, mediaIds, inReplyToId: req.body.in_reply_to_id ?? null, url: `${base}/@${account.username}/${id}` };
+    const status: FakeStatus = { id, accountId: account.id, createdAt: new Date(now()).toISOString(), text, mediaIds, inReplyToId: req.body.in_reply_to_id ?? null, url: `${base}/@${account.username}/${id}` };
     statuses.push(status);
     if (scoped !== undefined) keys.set(scoped, { statusId: id, at: now() });
     if (fault?.kind === 'commitThenAnswer') return reply.code(fault.status).send({ error: 'Service unavailable' });
@@ -185,7 +187,19 @@ export async function startMastodonFake(): Promise<MastodonFake> {
       req.raw.socket.destroy();
       return reply;
     }
-    return { id, url: status.url, content: `<p>${text}</p>`, in_reply_to_id: status.inReplyToId, media_attachments: mediaIds.map((m) => attachment(media.get(m)!)) };
+    return { id, url: status.url, content: `<p>${escapeHtml(text)}</p>`, in_reply_to_id: status.inReplyToId, media_attachments: mediaIds.map((m) => attachment(media.get(m)!)) };
+  });
+
+  // docs.joinmastodon.org/methods/accounts/#statuses: newest first, `limit` at most 40, `max_id` pages back.
+  app.get<{ Params: { id: string }; Querystring: { limit?: string; max_id?: string } }>('/api/v1/accounts/:id/statuses', async (req, reply) => {
+    record(req, null);
+    if (authed(req, reply) === undefined) return reply;
+    const fault = takeFault('timeline');
+    if (fault?.kind === 'answer') return reply.code(fault.status).headers(fault.headers ?? {}).send(fault.body ?? { error: 'Fault' });
+    if (!accounts.has(req.params.id)) return reply.code(404).send({ error: 'Record not found' });
+    const limit = Math.min(40, Number(req.query.limit ?? 20));
+    const older = statuses.filter((s) => s.accountId === req.params.id && (req.query.max_id === undefined || Number(s.id) < Number(req.query.max_id))).reverse();
+    return older.slice(0, limit).map((s) => ({ id: s.id, created_at: s.createdAt, in_reply_to_id: s.inReplyToId, url: s.url, content: `<p>${escapeHtml(s.text)}</p>` }));
   });
 
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -215,4 +229,8 @@ export async function startMastodonFake(): Promise<MastodonFake> {
     },
     close: () => app.close(),
   };
+}
+
+function escapeHtml(text: string): string {
+  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;').replaceAll("'", '&#39;');
 }

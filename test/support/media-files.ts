@@ -2,10 +2,11 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import ffmpeg from '@ffmpeg-installer/ffmpeg';
 
 /**
- * Small media files made on the spot with ffmpeg (the same Debian package the service probes
- * with), so the repo ships no binaries and the tests download nothing.
+ * Small media files made on the spot with the ffmpeg binary npm installed (the one the service
+ * probes with), so the repo ships no media and the tests need nothing outside npm.
  */
 export interface MediaFiles {
   jpeg1080x1350: Buffer;
@@ -23,7 +24,7 @@ export function makeMediaFiles(): MediaFiles {
   const dir = mkdtempSync(join(tmpdir(), 'herald-fixtures-'));
   const make = (name: string, args: string[]): Buffer => {
     const out = join(dir, name);
-    execFileSync('ffmpeg', ['-v', 'error', '-y', ...args, out], { timeout: 60_000 });
+    execFileSync(ffmpeg.path, ['-v', 'error', '-y', ...args, out], { timeout: 60_000 });
     return readFileSync(out);
   };
   const jpeg1080x1350 = make('a.jpg', ['-f', 'lavfi', '-i', 'color=c=red:s=1080x1350', '-frames:v', '1']);

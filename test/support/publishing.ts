@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
@@ -9,7 +10,8 @@ import type { PublishingDeps } from '../../src/domain/publishing/engine.js';
 import type { PublishingSettings } from '../../src/domain/publishing/settings.js';
 import type { PublishingParts } from '../../src/operations-kit/context.js';
 import type { MediaStorage } from '../../src/storage/media-storage.js';
-import { startPublishingRuntime } from '../../src/worker/runtime.js';
+import { createPublishingRuntime } from '../../src/worker/runtime.js';
+import { keepHouse } from '../../src/worker/housekeeping.js';
 import { drain, drainDeliveries } from '../../src/worker/worker.js';
 import { runLogger } from './run-log.js';
 
@@ -23,6 +25,8 @@ export interface TestPublishing {
   deliver(): Promise<number>;
   /** Sends deliveries, retries included, until none is waiting (bounded: 20 s). */
   deliverAll(): Promise<void>;
+  /** Keeps house as a running worker does every 15 minutes, by the workers' clock; false when another process was at it. */
+  keepHouse(): Promise<boolean>;
   /** What the road logged, for tests that look for leaks. */
   logged: string[];
   /** Sets the workers' clock this far ahead of real time (only theirs: the API keeps real time), so a post comes due without waiting. */
@@ -31,7 +35,7 @@ export interface TestPublishing {
 }
 
 /**
- * The production road (queue, sandbox and live publishers, vault, SSRF guard allowing 127.0.0.1)
+ * The production road (sandbox and live publishers, vault, SSRF guard allowing 127.0.0.1)
  * on a test database, with settings a test can shorten: backoff in milliseconds, a short lease.
  */
 export async function startTestPublishing(db: Kysely<Database>, storage: MediaStorage, settings: Partial<PublishingSettings> = {}): Promise<TestPublishing> {
@@ -56,12 +60,13 @@ export async function startTestPublishing(db: Kysely<Database>, storage: MediaSt
       runLog.error(fields, message);
     },
   };
-  const runtime = await startPublishingRuntime(env, db, log, { supervise: false, storage });
+  const runtime = await createPublishingRuntime(env, db, log, { storage });
   let offsetMs = 0;
   const deps: PublishingDeps = {
     ...runtime.deps,
     now: () => new Date(Date.now() + offsetMs),
-    settings: { ...runtime.deps.settings, backoffBaseMs: 60_000, maxBackoffMs: 120_000, liveSpacingMs: 0, ...settings },
+    // Work a platform is still doing is looked at again every 10 ms (HERALD_POLL_INTERVAL_MS), not at the platform's pace.
+    settings: { ...runtime.deps.settings, backoffBaseMs: 60_000, maxBackoffMs: 120_000, liveSpacingMs: 0, pollIntervalMs: 10, ...settings },
     webhooks: { ...runtime.deps.webhooks, settings: { ...runtime.deps.webhooks.settings, maxAttempts: 4 } },
   };
   return {
@@ -78,13 +83,13 @@ export async function startTestPublishing(db: Kysely<Database>, storage: MediaSt
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     },
+    keepHouse: () => keepHouse(deps),
     logged,
     runAhead(ms) {
       offsetMs = ms;
     },
     async close() {
-      await runtime.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      await rm(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { readEnvironment, type Environment } from '../../src/config/environment.js';
 import type { DemoPost, DemoSeed } from '../../src/domain/demo.js';
 import { startServer, type RunningServer, type ServerHooks } from '../../src/http/server.js';
-import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from './database.js';
+import { createTestDatabase, type TestDatabase } from './database.js';
 
 /** The server in this process as the socket tests run it: always on 127.0.0.1, on a port the system picks, logging nothing. */
 export function startTestServer(env: Partial<Environment>, hooks?: ServerHooks): Promise<RunningServer> {
@@ -19,25 +19,24 @@ export interface DemoServer {
   demoPost: DemoPost;
   /** The server's data folder (uploads go under media/). */
   dataDir: string;
-  /** Its Postgres database when the suite runs on one; unset, the embedded one in dataDir (open it with openDatabase's throughRunningServer). */
-  databaseUrl: string | undefined;
+  /** Its database, on the run's server. */
+  databaseUrl: string;
 }
 
 /**
  * One server for the whole test file, on a socket, with a data folder of its own and a fresh
- * database (on TEST_DATABASE_URL's server, else embedded), migrated and seeded with the demo.
+ * database on the run's server, migrated and seeded with the demo.
  */
 export function useDemoServer(env: Partial<Environment> = {}): DemoServer {
   const running = {} as DemoServer;
   let database: TestDatabase | undefined;
-  // Creating, migrating and seeding a new embedded database is the slowest set-up of the suite.
   beforeAll(async () => {
     running.dataDir = await mkdtemp(join(tmpdir(), 'herald-server-'));
-    if (TEST_DATABASE_URL !== undefined) database = await createTestDatabase();
-    running.databaseUrl = database?.url;
+    database = await createTestDatabase();
+    running.databaseUrl = database.url;
     let demo: [DemoSeed, DemoPost] | undefined;
     running.server = await startTestServer(
-      { dataDir: running.dataDir, databaseUrl: database?.url, migrateOnStart: true, demoOnFirstStart: true, ...env },
+      { dataDir: running.dataDir, databaseUrl: database.url, migrateOnStart: true, demoOnFirstStart: true, ...env },
       { onDemoSeeded: (seed, post) => (demo = [seed, post]) },
     );
     await running.server.ready;

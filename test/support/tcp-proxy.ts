@@ -1,6 +1,10 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './database.js';
+
+/** Where a proxy forwards to: a TCP address, or a Unix socket's path. */
+export type ProxyTarget = { host: string; port: number } | { path: string };
 
 /** A TCP forwarder on 127.0.0.1 that a test can cut and restore, to make a database vanish and return. */
 export class TcpProxy {
@@ -8,14 +12,11 @@ export class TcpProxy {
   readonly #sockets = new Set<Socket>();
   port = 0;
 
-  constructor(
-    private readonly targetHost: string,
-    private readonly targetPort: number,
-  ) {}
+  constructor(private readonly target: ProxyTarget) {}
 
   async start(): Promise<void> {
     const server = createServer((client) => {
-      const upstream = connect(this.targetPort, this.targetHost);
+      const upstream = connect(this.target);
       for (const s of [client, upstream]) {
         this.#sockets.add(s);
         s.on('close', () => this.#sockets.delete(s));
@@ -55,10 +56,14 @@ export function useProxiedDatabase(): ProxiedDatabase {
   const proxied = {} as ProxiedDatabase;
   beforeAll(async () => {
     proxied.database = await createTestDatabase();
-    const target = new URL(proxied.database.url ?? '');
-    proxied.proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+    const target = new URL(proxied.database.url);
+    const port = Number(target.port || 5432);
+    // The run's embedded server is reached over its socket (a `host` parameter naming a folder).
+    const socketDir = target.searchParams.get('host');
+    proxied.proxy = new TcpProxy(socketDir?.startsWith('/') ? { path: join(socketDir, `.s.PGSQL.${port}`) } : { host: target.hostname, port });
     await proxied.proxy.start();
     const through = new URL(target);
+    through.searchParams.delete('host');
     through.hostname = '127.0.0.1';
     through.port = String(proxied.proxy.port);
     proxied.url = through.toString();

@@ -24,7 +24,7 @@ export function serveCommand(): Command {
       });
       closeOnSignals(server);
       await server.ready;
-      const where = env.databaseUrl === undefined ? `embedded database in ${env.dataDir}` : 'Postgres';
+      const where = env.databaseUrl === undefined ? `embedded PostgreSQL in ${env.dataDir}` : 'Postgres';
       process.stdout.write(`Herald is ready at ${server.url} (${where})\n`);
     } catch (err) {
       fail(err);

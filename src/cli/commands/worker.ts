@@ -11,7 +11,7 @@ export function workerCommand(): Command {
     .action(async (opts: { once?: boolean; concurrency?: number }) => {
       try {
         const env = readEnvironment();
-        // Loaded here, not at start: the queue and the platform clients would slow every other command.
+        // Loaded here, not at start: the platform clients would slow every other command.
         const { runWorkerProcess } = await import('../../worker/process.js');
         await runWorkerProcess(env, { once: opts.once === true, concurrency: opts.concurrency ?? env.workerConcurrency });
       } catch (err) {

@@ -9,6 +9,8 @@ import * as dueAnnouncements from './2026-11-26T0007-due-announcements.js';
 import * as membershipRoles from './2026-11-27T0008-membership-roles.js';
 import * as sealedIdempotencyAnswers from './2026-11-27T0009-sealed-idempotency-answers.js';
 import * as webhookAttemptsInFlight from './2026-11-27T0010-webhook-attempts-in-flight.js';
+import * as rowsAsTheQueue from './2026-11-28T0011-rows-as-the-queue.js';
+import * as pendingOutcomes from './2026-11-28T0012-pending-outcomes.js';
 
 /** Every migration by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
@@ -22,4 +24,6 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27T0008-membership-roles': membershipRoles,
   '2026-11-27T0009-sealed-idempotency-answers': sealedIdempotencyAnswers,
   '2026-11-27T0010-webhook-attempts-in-flight': webhookAttemptsInFlight,
+  '2026-11-28T0011-rows-as-the-queue': rowsAsTheQueue,
+  '2026-11-28T0012-pending-outcomes': pendingOutcomes,
 };

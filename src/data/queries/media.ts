@@ -52,3 +52,8 @@ export async function deleteMediaAttachments(db: Kysely<Database>, mediaId: stri
 export async function deleteMediaById(db: Kysely<Database>, id: string): Promise<void> {
   await db.deleteFrom('media_assets').where('id', '=', id).execute();
 }
+
+/** What serving a medium's file needs. */
+export async function selectMediaById(db: Kysely<Database>, id: string): Promise<Pick<MediaRow, 'mime' | 'bytes' | 'storage_key'> | undefined> {
+  return db.selectFrom('media_assets').select(['mime', 'bytes', 'storage_key']).where('id', '=', id).executeTakeFirst();
+}

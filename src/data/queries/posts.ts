@@ -38,7 +38,6 @@ export async function insertPostWithTargets(trx: Transaction<Database>, { post, 
     post.post_type,
     post.status,
     post.scheduled_at ?? null,
-    post.publish_job_id ?? null,
     post.next_check_at ?? null,
     targets.map((t) => t.account_id),
     targets.map((t) => t.position),
@@ -63,7 +62,6 @@ const postWithContents = compiledOnce(
     postType: string,
     status: PostStatus,
     scheduledAt: Date | null,
-    publishJobId: string | null,
     nextCheckAt: Date | null,
     accountIds: string[],
     positions: number[],
@@ -85,7 +83,6 @@ const postWithContents = compiledOnce(
             post_type: postType,
             status,
             scheduled_at: scheduledAt,
-            publish_job_id: publishJobId,
             next_check_at: nextCheckAt,
           })
           .returning('id'),
@@ -293,11 +290,11 @@ export async function deletePostById(db: Kysely<Database>, id: string): Promise<
 }
 
 /**
- * Deletes the user's post if its status is one of these, in one statement; its job id when it
- * did. A concurrent change of the post's row (it waits for its lock) is seen before deciding.
+ * Deletes the user's post if its status is one of these, in one statement; whether it did. A
+ * concurrent change of the post's row (it waits for its lock) is seen before deciding.
  */
-export async function deletePostInStatus(db: Kysely<Database>, id: string, userId: string, statuses: readonly PostStatus[]): Promise<{ publish_job_id: string | null } | undefined> {
-  return (await postDeletedInStatus(db, id, userId, [...statuses]))[0];
+export async function deletePostInStatus(db: Kysely<Database>, id: string, userId: string, statuses: readonly PostStatus[]): Promise<boolean> {
+  return (await postDeletedInStatus(db, id, userId, [...statuses])).length > 0;
 }
 
 const postDeletedInStatus = compiledOnce((db, id: string, userId: string, statuses: PostStatus[]) =>
@@ -306,5 +303,5 @@ const postDeletedInStatus = compiledOnce((db, id: string, userId: string, status
     .where('id', '=', id)
     .where('user_id', '=', userId)
     .where((eb) => eb('status', '=', eb.fn.any(eb.val(statuses))))
-    .returning('publish_job_id'),
+    .returning('id'),
 );

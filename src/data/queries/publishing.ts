@@ -1,4 +1,4 @@
-import type { Kysely, Selectable, Updateable } from 'kysely';
+import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import type { AccountRow } from './accounts.js';
 import type { MediaRow } from './media.js';
 import type { PostRow } from './posts.js';
@@ -94,7 +94,7 @@ export async function selectPartsOfTarget(db: Kysely<Database>, postId: string, 
   return db.selectFrom('target_parts').selectAll().where('post_id', '=', postId).where('account_id', '=', accountId).orderBy('position').execute();
 }
 
-export async function insertPartsIfMissing(db: Kysely<Database>, parts: PartRow[]): Promise<void> {
+export async function insertPartsIfMissing(db: Kysely<Database>, parts: Insertable<TargetPartsTable>[]): Promise<void> {
   if (parts.length === 0) return;
   await db
     .insertInto('target_parts')
@@ -157,6 +157,11 @@ export async function markNeedsReconnect(db: Kysely<Database>, id: string, messa
     .where('health', '=', 'ok')
     .returningAll()
     .executeTakeFirst();
+}
+
+/** Locks a connected account's credentials until the transaction ends: one refresh of them at a time. */
+export async function selectCredentialsForUpdate(db: Kysely<Database>, id: string): Promise<Pick<AccountRow, 'credentials' | 'credentials_version'> | undefined> {
+  return db.selectFrom('accounts').select(['credentials', 'credentials_version']).where('id', '=', id).where('disconnected_at', 'is', null).forUpdate().executeTakeFirst();
 }
 
 /** Stores refreshed credentials only over the version they were refreshed from; false when newer ones are there. */

@@ -184,3 +184,23 @@ export async function selectAttemptsPage(db: Kysely<Database>, endpointId: strin
 export async function selectEndpointOwnedByForUpdate(db: Kysely<Database>, id: string, userId: string): Promise<EndpointRow | undefined> {
   return db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).where('user_id', '=', userId).forUpdate().executeTakeFirst();
 }
+
+/**
+ * Deletes up to `limit` events created before `before`, with their deliveries and attempts (the
+ * foreign keys cascade), passing over any event a delivery of which is still due: an event is
+ * never lost before it has been sent or given up. How many events went.
+ */
+export async function deleteEventsCreatedBefore(db: Kysely<Database>, before: Date, limit: number): Promise<number> {
+  const result = await db
+    .deleteFrom('webhook_events')
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('webhook_events as e')
+        .select('e.id')
+        .where('e.created_at', '<', before)
+        .where((w) => w.not(w.exists(w.selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.event_id', '=', 'e.id').where('d.due_at', 'is not', null))))
+        .limit(limit),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

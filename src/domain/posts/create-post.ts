@@ -3,27 +3,24 @@ import { selectActiveAccountsForUser, type ReachableAccount } from '../../data/q
 import { selectMediaOwnedByForKeyShare, type MediaFactsRow } from '../../data/queries/media.js';
 import { insertPostWithTargets, type NewPost } from '../../data/queries/posts.js';
 import type { Database } from '../../data/schema.js';
-import type { PublicationQueue } from '../../queue/publication-queue.js';
 import type { PostCreateInput, PostCreateResult, PostType } from '../api-types.js';
 import { DomainError, invalidRequest } from '../errors.js';
 import { isWellFormedId, newId } from '../ids.js';
 import { toMediaFacts } from '../media/media-view.js';
 import { findPlatformViolation, type MediaFacts, type TargetToCheck } from '../platforms/index.js';
-import { moveWake } from '../publishing/wake.js';
 import { findInputProblems } from './input-rules.js';
 
 /** A create request as the validator hands it on: the schema's defaults are already filled in. */
 export type ValidatedPostCreateInput = PostCreateInput & { postType: PostType };
 
 /**
- * Creates a post after the create checks, and wakes a worker at its scheduledAt: the checks, the
- * write and the job are one transaction. `alongside` runs in it last, with the result: what must be
+ * Creates a post after the create checks, due for a worker at its scheduledAt: the checks and the
+ * write are one transaction. `alongside` runs in it last, with the result: what must be
  * recorded if and only if the post is (the answer kept for an Idempotency-Key, so that a commit
  * whose acknowledgement was lost is replayed rather than done again).
  */
 export async function createPost(
   db: Kysely<Database>,
-  queue: PublicationQueue,
   userId: string,
   input: ValidatedPostCreateInput,
   now: Date,
@@ -43,7 +40,7 @@ export async function createPost(
         post_type: input.postType,
         status,
         scheduled_at: scheduledAt,
-        ...(await moveWake(trx, queue, { id: postId, publish_job_id: null }, scheduledAt)),
+        next_check_at: scheduledAt,
       },
       ...postContents(postId, input),
     });

@@ -2,29 +2,26 @@ import type { Kysely } from 'kysely';
 import type { PostRow } from '../../data/queries/posts.js';
 import { selectAccountsByIds, selectTargetsOfPost, updatePost, updateTarget, type TargetRow } from '../../data/queries/publishing.js';
 import type { Database } from '../../data/schema.js';
-import type { PublicationQueue } from '../../queue/publication-queue.js';
 import type { PostDetail } from '../api-types.js';
 import { DomainError } from '../errors.js';
 import { settleFailed, standing } from '../publishing/engine.js';
 import { accountsOutOfReach, OWNER_LOST_ACCESS } from '../publishing/reach.js';
 import { summarisePostStatus } from '../publishing/status.js';
-import { moveWake } from '../publishing/wake.js';
 import { emitPublishingEvents, type PublishingChange } from '../webhooks/events.js';
 import { withOwnedPost } from './owned-post.js';
 import { loadPostDetail } from './post-detail.js';
 import { refuseChangeOfSentPost } from './post-rules.js';
 
 /**
- * Publishes a draft or scheduled post now: due at once, and a worker woken for it in the same
- * transaction. Targets whose account the caller no longer reaches fail at once.
+ * Publishes a draft or scheduled post now: due at once, announced to the workers as it commits. Targets whose account the caller no longer reaches fail at once.
  */
-export async function publishPostNow(db: Kysely<Database>, queue: PublicationQueue, userId: string, postId: string, now: Date): Promise<PostDetail> {
+export async function publishPostNow(db: Kysely<Database>, userId: string, postId: string, now: Date): Promise<PostDetail> {
   return withOwnedPost(db, userId, postId, async (trx, post) => {
     const targets = await selectTargetsOfPost(trx, postId);
     refuseChangeOfSentPost(post, targets, 'publish');
     const settled = await failTargetsOutOfReach(trx, post, targets);
     // Status publishing, not scheduled: a post published on demand is never judged late.
-    return goOut(trx, queue, post, targets, { scheduled_at: now }, { previousStatus: post.status, settledTargets: settled }, now);
+    return goOut(trx, post, targets, { scheduled_at: now }, { previousStatus: post.status, settledTargets: settled }, now);
   });
 }
 
@@ -34,7 +31,6 @@ export async function publishPostNow(db: Kysely<Database>, queue: PublicationQue
  */
 export async function retryPost(
   db: Kysely<Database>,
-  queue: PublicationQueue,
   userId: string,
   postId: string,
   includeUnknown: boolean,
@@ -67,7 +63,7 @@ export async function retryPost(
     }
     const settled = await failTargetsOutOfReach(trx, post, retried);
     // The retry puts the post back to publishing: if it settles at once, its event is raised again, as after any retry.
-    return goOut(trx, queue, post, targets, {}, { previousStatus: 'publishing', settledTargets: settled }, now);
+    return goOut(trx, post, targets, {}, { previousStatus: 'publishing', settledTargets: settled }, now);
   });
 }
 
@@ -89,12 +85,11 @@ async function failTargetsOutOfReach(trx: Kysely<Database>, post: PostRow, targe
 }
 
 /**
- * Writes the post's status as its targets now stand, wakes a worker at once while any of them is
- * to be published, and raises the events of the targets that settled here.
+ * Writes the post's status as its targets now stand, due at once while any of them is to be
+ * published, and raises the events of the targets that settled here.
  */
 async function goOut(
   trx: Kysely<Database>,
-  queue: PublicationQueue,
   post: PostRow,
   targets: readonly TargetRow[],
   change: Partial<PostRow>,
@@ -102,9 +97,9 @@ async function goOut(
   now: Date,
 ): Promise<PostDetail> {
   const status = summarisePostStatus(targets.map(standing));
-  const values = { ...change, status, updated_at: now, ...(await moveWake(trx, queue, post, status === 'publishing' ? now : null)) };
+  const values = { ...change, status, updated_at: now, next_check_at: status === 'publishing' ? now : null };
   await updatePost(trx, post.id, values);
   const updated = { ...post, ...values };
-  await emitPublishingEvents(trx, queue, { post: updated, ...events, needsReconnect: [] }, now);
+  await emitPublishingEvents(trx, { post: updated, ...events, needsReconnect: [] }, now);
   return loadPostDetail(trx, updated);
 }

@@ -2,22 +2,19 @@ import type { Kysely } from 'kysely';
 import { replacePostContents, selectMediaIdsOfPost, selectPostOwnedByForUpdate, type PostRow } from '../../data/queries/posts.js';
 import { selectTargetsOfPost, updatePost as updatePostRow, type TargetRow } from '../../data/queries/publishing.js';
 import type { Database } from '../../data/schema.js';
-import type { PublicationQueue } from '../../queue/publication-queue.js';
 import type { PostDetail, PostType, PostUpdateInput } from '../api-types.js';
 import { checkPost, postContents, type ValidatedPostCreateInput } from './create-post.js';
-import { moveWake } from '../publishing/wake.js';
 import { withOwnedPost } from './owned-post.js';
 import { loadPostDetail } from './post-detail.js';
 import { refuseChangeOfSentPost } from './post-rules.js';
 
 /**
  * Edits a draft or scheduled post: the post as it would be after the change goes through the
- * create checks, then replaces the stored one, and its job moves with its schedule, all in one
- * transaction. A field left out keeps its value.
+ * create checks, then replaces the stored one, and when a worker looks at it moves with its
+ * schedule, all in one transaction. A field left out keeps its value.
  */
 export async function updatePost(
   db: Kysely<Database>,
-  queue: PublicationQueue,
   userId: string,
   postId: string,
   change: PostUpdateInput,
@@ -40,7 +37,7 @@ export async function updatePost(
       status: scheduledAt === null ? 'draft' : 'scheduled',
       scheduled_at: scheduledAt,
       updated_at: now,
-      ...(await moveWake(trx, queue, post, scheduledAt)),
+      next_check_at: scheduledAt,
     });
     await replacePostContents(trx, postId, postContents(postId, merged));
     const updated = await selectPostOwnedByForUpdate(trx, postId, userId);

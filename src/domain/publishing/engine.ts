@@ -13,7 +13,6 @@ import {
   selectPostForUpdate,
   selectTargetsOfPost,
   updateAccount,
-  updateCredentialsIfVersion,
   updatePart,
   updatePost,
   updateTarget,
@@ -22,23 +21,26 @@ import {
   type TargetRow,
 } from '../../data/queries/publishing.js';
 import type { Database } from '../../data/schema.js';
-import type { ErrorCategory, MediaToPublish, PublishOutcome, PublishedPart } from '../../publishers/publisher.js';
+import type { ErrorCategory, MediaToPublish, PublishHooks, PublishOutcome, PublishRequest, PublishedPart } from '../../publishers/publisher.js';
 import type { PublisherRegistry } from '../../publishers/registry.js';
 import type { MediaStorage } from '../../storage/media-storage.js';
 import { errorName } from '../errors.js';
 import { toMediaFacts } from '../media/media-view.js';
+import { publicMediaUrl, type PublicMediaUrls } from '../media/public-media.js';
 import type { DeliveryDeps, DeliveryLog } from '../webhooks/delivery.js';
 import { emitPublishingEvents, type PublishingChange } from '../webhooks/events.js';
 import { partTexts } from './parts.js';
 import { accountsOutOfReach, OWNER_LOST_ACCESS } from './reach.js';
 import { backoffMs, type PublishingSettings } from './settings.js';
 import { summarisePostStatus } from './status.js';
-import { moveWake, type Wake } from './wake.js';
+import { refreshCredentials } from './token-source.js';
 
 /** What the publishing road needs (delivering the events it raises included); a worker and a request build it from the same parts. */
 export interface PublishingDeps extends DeliveryDeps {
   publishers: PublisherRegistry;
   storage: MediaStorage;
+  /** Where the media's public URLs point, for platforms that pull media by URL. */
+  publicMedia: PublicMediaUrls;
   settings: PublishingSettings;
   log: PublishingLog;
 }
@@ -58,15 +60,6 @@ interface Claim {
   post: PostRow;
   targets: ClaimedTarget[];
   media: MediaRow[];
-}
-
-/** Acts on one post a job woke a worker for; a post with nothing due is left alone. */
-export async function publishPostIfDue(deps: PublishingDeps, postId: string): Promise<void> {
-  const claim = await deps.db.transaction().execute(async (trx) => {
-    const post = await selectPostForUpdate(trx, postId);
-    return post === undefined ? null : claimTargets(trx, deps, post);
-  });
-  if (claim !== null) await publishClaim(deps, claim);
 }
 
 /**
@@ -95,19 +88,19 @@ export async function takeNextDuePost(deps: PublishingDeps): Promise<'settled' |
 /**
  * Inside the post's lock: settles the targets that cannot go out (a disconnected account, one the
  * post's owner no longer reaches, a post too late), takes the ones that can, records the attempt
- * before any platform call, and arms a job for the next time something is due (a lease running
- * out is such a time, so a worker that dies mid-call is followed up). Null when nothing could be
- * taken now.
+ * before any platform call, and sets when a worker next looks at the post: the next time
+ * something is due (a lease running out is such a time, so a worker that dies mid-call is followed
+ * up). Null when nothing could be taken now.
  */
 async function claimTargets(trx: Kysely<Database>, deps: PublishingDeps, post: PostRow): Promise<Claim | null> {
   const now = deps.now();
-  // A job or a next_check_at that no longer matches the post (it was edited in between) is put right, so it is not taken again.
+  // A next_check_at that no longer matches the post (it was edited in between) is put right, so it is not taken again.
   if (post.status !== 'scheduled' && post.status !== 'publishing') {
-    await updatePost(trx, post.id, await moveWake(trx, deps.queue, post, null));
+    await updatePost(trx, post.id, { next_check_at: null });
     return null;
   }
   if (post.scheduled_at === null || post.scheduled_at > now) {
-    await updatePost(trx, post.id, await moveWake(trx, deps.queue, post, post.scheduled_at));
+    await updatePost(trx, post.id, { next_check_at: post.scheduled_at });
     return null;
   }
 
@@ -161,14 +154,17 @@ async function claimTargets(trx: Kysely<Database>, deps: PublishingDeps, post: P
         return { post_id: post.id, account_id: target.account_id, position, material_key: material.key, material_created_at: material.createdAt, platform_post_id: null, url: null, cid: null, published_at: null };
       }),
     );
-    const attempt = target.attempts + 1;
+    // A target waiting on the platform is the same attempt looked at again, not one a stopped worker left in doubt.
+    const resumed = target.state === 'publishing' && target.awaiting_platform;
+    const attempt = resumed ? target.attempts : target.attempts + 1;
     const leaseUntil = new Date(now.getTime() + deps.settings.leaseMs);
     const taken = {
       state: 'publishing' as const,
       attempts: attempt,
       lease_until: leaseUntil,
       first_attempt_at: target.first_attempt_at ?? now,
-      in_doubt: target.in_doubt || target.state === 'publishing',
+      in_doubt: target.in_doubt || (target.state === 'publishing' && !resumed),
+      awaiting_platform: false,
       next_attempt_at: null,
     };
     await updateTarget(trx, post.id, target.account_id, taken);
@@ -182,8 +178,8 @@ async function claimTargets(trx: Kysely<Database>, deps: PublishingDeps, post: P
   }
 
   const status = summarisePostStatus(targets.map(standing));
-  await updatePost(trx, post.id, { status, updated_at: now, ...(await rearm(trx, deps, post, status, wakeTimes)) });
-  await emitPublishingEvents(trx, deps.queue, { post: { ...post, status, updated_at: now }, previousStatus: post.status, settledTargets, needsReconnect: [] }, now);
+  await updatePost(trx, post.id, { status, updated_at: now, next_check_at: nextCheckAt(status, wakeTimes) });
+  await emitPublishingEvents(trx, { post: { ...post, status, updated_at: now }, previousStatus: post.status, settledTargets, needsReconnect: [] }, now);
   if (claimed.length === 0) return null;
   return { post: { ...post, status }, targets: claimed, media: await selectMediaOfPost(trx, post.id) };
 }
@@ -214,10 +210,9 @@ export function standing(target: TargetRow) {
   return { state: target.state, retrying: target.state === 'failed' && target.next_attempt_at !== null };
 }
 
-/** Moves the post's wake-up to the soonest wake time (none once the post is settled). */
-async function rearm(trx: Kysely<Database>, deps: PublishingDeps, post: PostRow, status: string, wakeTimes: Date[]): Promise<Wake> {
-  const soonest = status !== 'publishing' || wakeTimes.length === 0 ? null : new Date(Math.min(...wakeTimes.map((t) => t.getTime())));
-  return moveWake(trx, deps.queue, post, soonest);
+/** When a worker next looks at the post: the soonest wake time, never once the post is settled. */
+function nextCheckAt(status: string, wakeTimes: Date[]): Date | null {
+  return status !== 'publishing' || wakeTimes.length === 0 ? null : new Date(Math.min(...wakeTimes.map((t) => t.getTime())));
 }
 
 /** Calls the platforms for every target taken, side by side, and records each outcome. Never throws. */
@@ -258,37 +253,52 @@ async function callPlatform(deps: PublishingDeps, claim: Claim, claimed: Claimed
   }
   let version = account.credentials_version;
   const texts = partTexts({ caption: target.caption_override ?? post.caption, threadParts: target.thread_parts, firstComment: post.first_comment });
-  const media = claim.media.map((row) => toMediaToPublish(deps.storage, row));
-  return publisher.publish(
-    {
-      account: { id: account.id, platform: account.platform, username: account.username, platformUserId: account.platform_user_id },
-      credentials,
-      parts: parts.map((part) => ({
-        index: part.position,
-        text: texts[part.position] ?? '',
-        media: part.position === 0 ? media : [],
-        material: { key: part.material_key, createdAt: part.material_created_at },
-        published: part.platform_post_id === null ? null : { platformPostId: part.platform_post_id, url: part.url, cid: part.cid },
-      })),
-      firstAttemptAt: target.first_attempt_at ?? deps.now(),
-      inDoubt: target.in_doubt,
-      now: deps.now(),
+  const media = claim.media.map((row) => toMediaToPublish(deps, row));
+  const request: PublishRequest<unknown> = {
+    account: { id: account.id, platform: account.platform, username: account.username, platformUserId: account.platform_user_id },
+    credentials,
+    parts: parts.map((part) => ({
+      index: part.position,
+      text: texts[part.position] ?? '',
+      media: part.position === 0 ? media : [],
+      material: { key: part.material_key, createdAt: part.material_created_at },
+      published: part.platform_post_id === null ? null : { platformPostId: part.platform_post_id, url: part.url, cid: part.cid },
+      progress: part.progress,
+    })),
+    firstAttemptAt: target.first_attempt_at ?? deps.now(),
+    inDoubt: target.in_doubt,
+    now: deps.now(),
+  };
+  const hooks: PublishHooks<unknown> = {
+    async refreshCredentials(refresh) {
+      const refreshed = await refreshCredentials(deps, account.id, version, refresh);
+      version = refreshed.version;
+      return refreshed.credentials;
     },
-    {
-      async credentialsRefreshed(next) {
-        try {
-          if (await updateCredentialsIfVersion(deps.db, account.id, version, deps.vault.seal(next as object))) version += 1;
-        } catch (error) {
-          deps.log.error({ accountId: account.id, errorName: errorName(error) }, 'could not store refreshed credentials');
-        }
-      },
-      async partPublished(index, part) {
-        await updatePart(deps.db, { postId: post.id, accountId: account.id, position: index }, partResult(part, deps.now())).catch((error: unknown) => {
-          deps.log.error({ postId: post.id, accountId: account.id, errorName: errorName(error) }, 'could not record a published part');
-        });
-      },
+    async partPublished(index, part) {
+      await updatePart(deps.db, { postId: post.id, accountId: account.id, position: index }, partResult(part, deps.now())).catch((error: unknown) => {
+        deps.log.error({ postId: post.id, accountId: account.id, errorName: errorName(error) }, 'could not record a published part');
+      });
     },
-  );
+    async partProgressed(index, progress) {
+      await updatePart(deps.db, { postId: post.id, accountId: account.id, position: index }, { progress }).catch((error: unknown) => {
+        deps.log.error({ postId: post.id, accountId: account.id, errorName: errorName(error) }, 'could not record a part\'s progress');
+      });
+    },
+  };
+  // In doubt: what the platform holds is asked before anything is sent again.
+  const doubted = request.inDoubt && publisher.reconcile !== undefined ? request.parts.find((part) => part.published === null) : undefined;
+  if (doubted !== undefined && publisher.reconcile !== undefined) {
+    const found = await publisher.reconcile(request, doubted);
+    if (found.kind === 'cannot_tell') return { kind: 'unknown', message: found.message };
+    if (found.kind === 'unanswered') return { kind: 'failed', category: 'platform_error', message: found.message, retryable: true, retryAfter: null, mayHaveCommitted: true, credentialsRevoked: false };
+    if (found.kind === 'found') {
+      await hooks.partPublished(doubted.index, found.part);
+      doubted.published = found.part;
+    }
+    request.inDoubt = false;
+  }
+  return publisher.publish(request, hooks);
 }
 
 function failedForGood(category: ErrorCategory, message: string): PublishOutcome {
@@ -299,14 +309,15 @@ function partResult(part: PublishedPart, now: Date) {
   return { platform_post_id: part.platformPostId, url: part.url, cid: part.cid, published_at: now };
 }
 
-function toMediaToPublish(storage: MediaStorage, row: MediaRow): MediaToPublish {
+function toMediaToPublish(deps: Pick<PublishingDeps, 'storage' | 'publicMedia'>, row: MediaRow): MediaToPublish {
   return {
     ...toMediaFacts(row),
     altText: row.alt_text,
-    open: async () => {
+    open: async (range) => {
       if (row.storage_key === null) throw new Error(`Media ${row.id} has no stored file to publish`);
-      return storage.open(row.storage_key);
+      return deps.storage.open(row.storage_key, range);
     },
+    publicUrl: (expiresAt) => publicMediaUrl(deps.publicMedia, row.id, expiresAt),
   };
 }
 
@@ -333,19 +344,19 @@ async function recordOutcome(deps: PublishingDeps, postId: string, target: Targe
     }
     const targets = await selectTargetsOfPost(trx, postId);
     const status = summarisePostStatus(targets.map(standing));
-    // The job armed at the claim (at the lease's end) still covers targets in flight; it moves
+    // The next_check_at set at the claim (the lease's end) still covers targets in flight; it moves
     // only when this outcome schedules a retry, and goes when the post is settled.
-    const retrying = values.state === 'failed' && values.next_attempt_at !== null;
-    let wake: Wake | object = {};
+    // Waiting on a retry, or on the platform, moves the post's next look sooner than the claim's lease end.
+    const retrying = (values.state === 'failed' && values.next_attempt_at !== null) || outcome.kind === 'pending';
+    let wake = {};
     if (status !== 'publishing' || retrying) {
       const wakeTimes = targets.flatMap((t) => (t.state === 'failed' && t.next_attempt_at !== null ? [t.next_attempt_at] : t.state === 'publishing' && t.lease_until !== null ? [t.lease_until] : t.state === 'pending' ? [now] : []));
-      wake = await rearm(trx, deps, post, status, wakeTimes);
+      wake = { next_check_at: nextCheckAt(status, wakeTimes) };
     }
     await updatePost(trx, postId, { status, updated_at: now, ...wake });
     const settled = settledEventOf(values);
     await emitPublishingEvents(
       trx,
-      deps.queue,
       { post: { ...post, status, updated_at: now }, previousStatus: post.status, settledTargets: settled === null ? [] : [{ accountId: account.id, type: settled }], needsReconnect },
       now,
     );
@@ -357,11 +368,11 @@ async function recordOutcome(deps: PublishingDeps, postId: string, target: Targe
 function settledEventOf(values: { state: string; next_attempt_at: Date | null }): PublishingChange['settledTargets'][number]['type'] | null {
   if (values.state === 'published') return 'target.published';
   if (values.state === 'unknown') return 'target.unknown';
-  return values.next_attempt_at === null ? 'target.failed' : null;
+  return values.state === 'failed' && values.next_attempt_at === null ? 'target.failed' : null;
 }
 
 function outcomeValues(settings: PublishingSettings, target: TargetRow, outcome: PublishOutcome, now: Date) {
-  const common = { lease_until: null, next_attempt_at: null };
+  const common = { lease_until: null, next_attempt_at: null, awaiting_platform: false };
   switch (outcome.kind) {
     case 'published': {
       const first = outcome.parts[0];
@@ -378,6 +389,9 @@ function outcomeValues(settings: PublishingSettings, target: TargetRow, outcome:
     }
     case 'unknown':
       return { ...common, state: 'unknown' as const, error_category: 'platform_error', error_message: outcome.message };
+    case 'pending':
+      // Still publishing; the look at lease_until resumes it (HERALD_POLL_INTERVAL_MS overrides every platform's pace).
+      return { ...common, state: 'publishing' as const, awaiting_platform: true, lease_until: new Date(now.getTime() + (settings.pollIntervalMs ?? outcome.checkAfterMs)) };
     case 'failed': {
       // target.attempts already counts this attempt (it was recorded before the call).
       const automatic = target.attempts - target.attempts_before_retry;

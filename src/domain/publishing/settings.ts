@@ -11,6 +11,8 @@ export interface PublishingSettings {
   maxBackoffMs: number;
   /** The least time between two publications of one live account, so a backlog never bursts. */
   liveSpacingMs: number;
+  /** When set, how long to wait before looking again at work a platform is still doing, for every platform (tests); unset: each platform's own pace. */
+  pollIntervalMs: number | null;
 }
 
 export const DEFAULT_PUBLISHING_SETTINGS: PublishingSettings = {
@@ -20,6 +22,7 @@ export const DEFAULT_PUBLISHING_SETTINGS: PublishingSettings = {
   backoffBaseMs: 30_000,
   maxBackoffMs: 30 * 60_000,
   liveSpacingMs: 1_000,
+  pollIntervalMs: null,
 };
 
 /** Exponential backoff with "equal jitter": half the delay fixed, half random, so retries of many targets spread out. */

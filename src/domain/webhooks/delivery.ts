@@ -14,7 +14,6 @@ import {
   type EventRow,
 } from '../../data/queries/webhooks.js';
 import type { Database } from '../../data/schema.js';
-import type { PublicationQueue } from '../../queue/publication-queue.js';
 import type { CredentialVault } from '../../secrets/credential-vault.js';
 import type { WebhookResponse, WebhookSender } from '../../webhook-sender/webhook-sender.js';
 import { errorName } from '../errors.js';
@@ -24,7 +23,6 @@ import { deliveryLeaseMs, retryDelayMs, type WebhookSettings } from './settings.
 /** What delivering events needs; the publishing road's deps carry the same. */
 export interface DeliveryDeps {
   db: Kysely<Database>;
-  queue: PublicationQueue;
   vault: CredentialVault;
   webhooks: { sender: WebhookSender; settings: WebhookSettings };
   now(): Date;
@@ -46,15 +44,6 @@ interface DeliveryClaim {
 }
 
 export const LOST_ATTEMPT_ERROR = 'The worker stopped during this attempt; its outcome is unknown';
-
-/** Attempts the delivery a job woke a worker for, if it is due; one that is not is left alone. */
-export async function deliverIfDue(deps: DeliveryDeps, deliveryId: string): Promise<void> {
-  const claim = await deps.db.transaction().execute(async (trx) => {
-    const delivery = await selectDeliveryForUpdate(trx, deliveryId);
-    return delivery === undefined ? null : claimDelivery(trx, deps, delivery);
-  });
-  if (claim !== null) await attemptDelivery(deps, claim);
-}
 
 /**
  * Attempts the next due delivery no other worker holds: `delivered` when it sent a request,
@@ -209,7 +198,6 @@ async function recordAttempt(deps: DeliveryDeps, claim: DeliveryClaim, response:
       });
       if (nextAt !== null) {
         await updateDelivery(trx, delivery.id, { state: 'pending', due_at: nextAt });
-        await deps.queue.deliver(trx, delivery.id, nextAt);
       } else {
         await updateDelivery(trx, delivery.id, { state: 'failed', due_at: null });
       }

@@ -10,7 +10,6 @@ import {
   type EndpointRow,
 } from '../../data/queries/webhooks.js';
 import type { Database, WebhookEndpointsTable } from '../../data/schema.js';
-import type { PublicationQueue } from '../../queue/publication-queue.js';
 import type { CredentialVault } from '../../secrets/credential-vault.js';
 import type { PingEvent, Webhook, WebhookCreateInput, WebhookDeliveryList, WebhookList, WebhookUpdateInput, WebhookWithSecret } from '../api-types.js';
 import { DomainError } from '../errors.js';
@@ -75,7 +74,7 @@ export async function updateWebhook(deps: Omit<WebhookDeps, 'vault'>, userId: st
   });
 }
 
-/** Deletes an endpoint with its deliveries and attempts (the foreign keys cascade); a queued job then finds nothing to send. */
+/** Deletes an endpoint with its deliveries and attempts (the foreign keys cascade). */
 export async function deleteWebhook(db: Kysely<Database>, userId: string, id: string): Promise<void> {
   const deleted = isWellFormedId('whk', id) && (await deleteEndpointOwnedBy(db, id, userId));
   if (!deleted) throw new DomainError('not_found', WEBHOOK_NOT_FOUND);
@@ -106,9 +105,9 @@ export async function rotateWebhookSecret(
 }
 
 /** Records a ping for the endpoint, enabled or not; a worker sends it like every other event. */
-export async function testWebhook(db: Kysely<Database>, queue: PublicationQueue, userId: string, id: string, now: Date): Promise<PingEvent> {
+export async function testWebhook(db: Kysely<Database>, userId: string, id: string, now: Date): Promise<PingEvent> {
   return withOwnedEndpoint(db, userId, id, async (trx, endpoint) => {
-    const event = await emitPing(trx, queue, endpoint, now);
+    const event = await emitPing(trx, endpoint, now);
     return { id: event.id, type: 'ping', timestamp: event.timestamp, data: event.data };
   });
 }

@@ -3,7 +3,6 @@ import type { AccountRow } from '../../data/queries/accounts.js';
 import type { PostRow } from '../../data/queries/posts.js';
 import { insertDeliveries, insertEvent, selectEnabledEndpoints } from '../../data/queries/webhooks.js';
 import type { Database, WebhookEventType } from '../../data/schema.js';
-import type { PublicationQueue } from '../../queue/publication-queue.js';
 import { toAccountView } from '../accounts.js';
 import type { PostDetail } from '../api-types.js';
 import { newId } from '../ids.js';
@@ -17,15 +16,13 @@ export interface WebhookEvent<T = unknown> {
 }
 
 /**
- * Records an event with one delivery (and its queue job) per endpoint, in the caller's
- * transaction: the event exists exactly when the change it reports is committed.
+ * Records an event with one delivery per endpoint, due now, in the caller's transaction: the event
+ * exists exactly when the change it reports is committed, and its deliveries are announced then.
  */
-async function recordEvent<T>(trx: Kysely<Database>, queue: PublicationQueue, userId: string, type: WebhookEventType, data: T, endpointIds: string[], now: Date): Promise<WebhookEvent<T>> {
+async function recordEvent<T>(trx: Kysely<Database>, userId: string, type: WebhookEventType, data: T, endpointIds: string[], now: Date): Promise<WebhookEvent<T>> {
   const event: WebhookEvent<T> = { id: newId('evt'), type, timestamp: now.toISOString(), data };
   await insertEvent(trx, { id: event.id, user_id: userId, type, body: JSON.stringify(event), created_at: now });
-  const deliveries = endpointIds.map((endpointId) => ({ id: newId('dlv'), event_id: event.id, endpoint_id: endpointId, due_at: now, created_at: now }));
-  await insertDeliveries(trx, deliveries);
-  for (const delivery of deliveries) await queue.deliver(trx, delivery.id, now);
+  await insertDeliveries(trx, endpointIds.map((endpointId) => ({ id: newId('dlv'), event_id: event.id, endpoint_id: endpointId, due_at: now, created_at: now })));
   return event;
 }
 
@@ -52,7 +49,7 @@ const SETTLED_POST_EVENTS: Partial<Record<string, WebhookEventType>> = {
  * post itself settles, one per account that needs reconnecting. An event no endpoint wants is
  * not recorded: when nobody listens, a change costs one indexed lookup of the owner's endpoints.
  */
-export async function emitPublishingEvents(trx: Kysely<Database>, queue: PublicationQueue, change: PublishingChange, now: Date): Promise<void> {
+export async function emitPublishingEvents(trx: Kysely<Database>, change: PublishingChange, now: Date): Promise<void> {
   const { post } = change;
   const postType = change.previousStatus !== post.status ? SETTLED_POST_EVENTS[post.status] : undefined;
   if (change.settledTargets.length === 0 && postType === undefined && change.needsReconnect.length === 0) return;
@@ -61,7 +58,7 @@ export async function emitPublishingEvents(trx: Kysely<Database>, queue: Publica
   const postDetail = async () => (detail ??= await loadPostDetail(trx, post));
   const emit = async (type: WebhookEventType, data: () => Promise<unknown>) => {
     const wanting = endpoints.filter((e) => e.event_types.includes(type)).map((e) => e.id);
-    if (wanting.length > 0) await recordEvent(trx, queue, post.user_id, type, await data(), wanting, now);
+    if (wanting.length > 0) await recordEvent(trx, post.user_id, type, await data(), wanting, now);
   };
 
   for (const { accountId, type } of change.settledTargets) {
@@ -78,6 +75,6 @@ export async function emitPublishingEvents(trx: Kysely<Database>, queue: Publica
 export const PING_MESSAGE = 'A test event from Herald; answer with a 2xx status.';
 
 /** A ping for one endpoint, whether it is enabled or subscribed or not. */
-export async function emitPing(trx: Kysely<Database>, queue: PublicationQueue, endpoint: { id: string; user_id: string }, now: Date): Promise<WebhookEvent<{ webhookId: string; message: string }>> {
-  return recordEvent(trx, queue, endpoint.user_id, 'ping', { webhookId: endpoint.id, message: PING_MESSAGE }, [endpoint.id], now);
+export async function emitPing(trx: Kysely<Database>, endpoint: { id: string; user_id: string }, now: Date): Promise<WebhookEvent<{ webhookId: string; message: string }>> {
+  return recordEvent(trx, endpoint.user_id, 'ping', { webhookId: endpoint.id, message: PING_MESSAGE }, [endpoint.id], now);
 }

@@ -1,4 +1,4 @@
-/** How webhook delivery behaves; the timeout and the retry base can be set from the environment (README). */
+/** How webhook delivery behaves; the timeout, the retry base and the retention can be set from the environment (README). */
 export interface WebhookSettings {
   /** How long an endpoint has to answer one request. */
   timeoutMs: number;
@@ -14,6 +14,8 @@ export interface WebhookSettings {
    */
   maxInFlightPerEndpoint: number;
   maxInFlightPerUser: number;
+  /** How long an event, its deliveries and their attempts are kept once none of its deliveries is due. */
+  eventRetentionDays: number;
 }
 
 export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
@@ -23,6 +25,7 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   maxRetryDelayMs: 12 * 60 * 60_000,
   maxInFlightPerEndpoint: 2,
   maxInFlightPerUser: 4,
+  eventRetentionDays: 30,
 };
 
 /**

@@ -159,13 +159,21 @@ class PublishRun {
 
   async #refresh(): Promise<void> {
     this.#refreshed = true;
-    const result = await this.xrpc<unknown>({ method: 'com.atproto.server.refreshSession', post: true, token: this.#credentials.refreshJwt });
-    if (!result.ok) throw new Halt(classifyRefresh(result.failure, this.#credentials.service));
-    if (!isSession(result.data)) throw new Halt(failed('platform_error', `${hostOf(this.#credentials.service)} answered a session Herald cannot read`, { retryable: true }));
-    const { handle, accessJwt, refreshJwt } = result.data;
-    this.#credentials = { ...this.#credentials, handle, accessJwt, refreshJwt };
-    // Stored before anything else: the PDS has rotated the refresh token.
-    await this.hooks.credentialsRefreshed(this.#credentials);
+    // Through the token source: the PDS rotates the refresh token, so refreshes of one account
+    // take turns, the new pair is stored before it is used, and one another publication has just
+    // made is taken as it is.
+    this.#credentials = await this.hooks
+      .refreshCredentials(async (current) => {
+        const result = await this.xrpc<unknown>({ method: 'com.atproto.server.refreshSession', post: true, token: current.refreshJwt });
+        if (!result.ok) throw new Halt(classifyRefresh(result.failure, current.service));
+        if (!isSession(result.data)) throw new Halt(failed('platform_error', `${hostOf(current.service)} answered a session Herald cannot read`, { retryable: true }));
+        const { handle, accessJwt, refreshJwt } = result.data;
+        return { ...current, handle, accessJwt, refreshJwt };
+      })
+      .catch((error: unknown) => {
+        if (error instanceof Halt) throw error;
+        throw new Halt(failed('system_error', 'Herald could not store the refreshed Bluesky session', { retryable: true }));
+      });
   }
 }
 

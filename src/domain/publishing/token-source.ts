@@ -1,0 +1,41 @@
+import type { Kysely } from 'kysely';
+import { selectCredentialsForUpdate, updateCredentialsIfVersion } from '../../data/queries/publishing.js';
+import type { Database } from '../../data/schema.js';
+import type { CredentialVault } from '../../secrets/credential-vault.js';
+
+/** The credentials cannot be refreshed here: the account was disconnected meanwhile. */
+export class CredentialsGoneError extends Error {
+  constructor() {
+    super('The account was disconnected while it was being published to');
+    this.name = 'CredentialsGoneError';
+  }
+}
+
+/**
+ * The one way stored platform credentials are refreshed, for every platform. Refreshes of one
+ * account are serialised by a lock on its row, across workers: many platforms rotate the refresh
+ * token on every use (Bluesky, X, TikTok, Pinterest), so two refreshes from the same token would
+ * leave the second with a dead one and a healthy account marked for reconnection.
+ *
+ * Inside the lock, credentials a publication has not seen (another worker refreshed them, or the
+ * account was reconnected, since `seenVersion`) are handed back as they are, without refreshing
+ * again; else `refresh` runs on the stored ones and its result is committed before it is returned
+ * (a refreshed pair is never used before it is stored). Rejects with what `refresh` rejects with,
+ * storing nothing.
+ */
+export async function refreshCredentials<C>(
+  deps: { db: Kysely<Database>; vault: CredentialVault },
+  accountId: string,
+  seenVersion: number,
+  refresh: (current: C) => Promise<C>,
+): Promise<{ credentials: C; version: number }> {
+  return deps.db.transaction().execute(async (trx) => {
+    const row = await selectCredentialsForUpdate(trx, accountId);
+    if (row?.credentials === null || row === undefined) throw new CredentialsGoneError();
+    const stored = deps.vault.open<C>(row.credentials);
+    if (row.credentials_version !== seenVersion) return { credentials: stored, version: row.credentials_version };
+    const next = await refresh(stored);
+    if (!(await updateCredentialsIfVersion(trx, accountId, row.credentials_version, deps.vault.seal(next as object)))) throw new CredentialsGoneError();
+    return { credentials: next, version: row.credentials_version + 1 };
+  });
+}

@@ -1,0 +1,64 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../data/schema.js';
+import { errorName } from '../domain/errors.js';
+import { purgeExpiredIdempotencyKeys } from '../domain/idempotency.js';
+import { removeAbandonedUploads } from '../domain/media/abandoned-uploads.js';
+import type { PublishingDeps } from '../domain/publishing/engine.js';
+import { deleteExpiredEvents } from '../domain/webhooks/retention.js';
+
+/** How often a running worker keeps house. */
+const HOUSEKEEPING_INTERVAL_MS = 15 * 60_000;
+/** Held for a whole run, so that of several workers one does the work and the others skip it. */
+const HOUSEKEEPING_LOCK = sql`hashtextextended('herald.housekeeping', 0)`;
+
+/**
+ * Deletes what has outlived its use: expired idempotency keys, webhook events past their
+ * retention (with their deliveries and attempts), the staged files of abandoned uploads. Returns
+ * false, having done nothing, while another process is at it.
+ */
+export async function keepHouse(deps: PublishingDeps): Promise<boolean> {
+  // One connection for the run: a session's advisory lock is released only on the connection that took it.
+  return deps.db.connection().execute(async (db: Kysely<Database>) => {
+    const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_lock(${HOUSEKEEPING_LOCK}) as locked`.execute(db);
+    if (rows[0]?.locked !== true) return false;
+    try {
+      const now = deps.now();
+      const keys = await purgeExpiredIdempotencyKeys(db, now);
+      const events = await deleteExpiredEvents(db, deps.webhooks.settings, now);
+      const uploads = await removeAbandonedUploads(deps.storage, now);
+      deps.log.info({ keys, events, uploads }, 'housekeeping: expired idempotency keys, webhook events and abandoned uploads removed');
+      return true;
+    } finally {
+      await sql`select pg_advisory_unlock(${HOUSEKEEPING_LOCK})`.execute(db);
+    }
+  });
+}
+
+/**
+ * Keeps house at once, then 15 minutes after each run, until stopped: a worker restarted more
+ * often than that still keeps house, and of workers started together one does it.
+ */
+export function keepHouseEvery(deps: PublishingDeps): { stop(): Promise<void> } {
+  let stopped = false;
+  let running: Promise<void> = Promise.resolve();
+  let timer: NodeJS.Timeout;
+  const plan = (ms: number) => {
+    timer = setTimeout(() => {
+      running = keepHouse(deps).then(
+        () => {},
+        (error: unknown) => deps.log.error({ errorName: errorName(error) }, 'housekeeping failed; it runs again at its next time'),
+      ).finally(() => {
+        if (!stopped) plan(HOUSEKEEPING_INTERVAL_MS);
+      });
+    }, ms);
+    timer.unref();
+  };
+  plan(0);
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}

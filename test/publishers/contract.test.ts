@@ -1,0 +1,248 @@
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSandboxPublisher } from '../../src/publishers/sandbox.js';
+import { createBlueskyPublisher, type BlueskyCredentials } from '../../src/publishers/bluesky/publisher.js';
+import { createMastodonPublisher } from '../../src/publishers/mastodon/publisher.js';
+import type { MediaToPublish, PartToPublish, PublishAccount, Publisher, PublishHooks, PublishOutcome, PublishRequest } from '../../src/publishers/publisher.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
+import { startMastodonFake, type MastodonFake } from '../support/mastodon-fake.js';
+import { startTestPds, type TestPds } from '../support/pds.js';
+import { solidPng } from '../support/png.js';
+
+/**
+ * What every publisher promises the publishing road, checked against its platform's fake (the
+ * sandbox against its outbox table, Bluesky against a real PDS, Mastodon against the fake written
+ * from its documentation). A new platform's publisher joins this list with a harness of its own.
+ */
+interface Harness<C> {
+  publisher: () => Publisher<C>;
+  /** A fresh account on the platform, connected. */
+  account(): Promise<{ account: PublishAccount; credentials: C }>;
+  /** How many posts the platform holds for the account with this text. */
+  posts(account: PublishAccount, credentials: C, text: string): Promise<number>;
+  /** The next post call is carried out by the platform and its answer lost (the connection cut). */
+  loseNextAnswer?(): void;
+  /** The credentials with their access token expired, for platforms whose tokens refresh. */
+  expire?(credentials: C): C;
+  /** How many token refreshes the platform has seen. */
+  refreshes?(): number;
+  /** Media the platform takes a while to process, and how to let it finish. */
+  slowMedia?(): { media: MediaToPublish; finish(): void };
+}
+
+let database: TestDatabase;
+let pds: TestPds;
+let proxy: FaultProxy;
+let mastodon: MastodonFake;
+const png = solidPng(16, 16);
+let names = 0;
+
+beforeAll(async () => {
+  [database, pds, mastodon] = await Promise.all([createTestDatabase(), startTestPds(), startMastodonFake()]);
+  proxy = await startFaultProxy(pds.url);
+}, 180_000);
+afterAll(async () => {
+  await proxy?.close();
+  await Promise.all([pds?.close(), mastodon?.close(), database?.close()]);
+});
+
+function image(fields: Partial<MediaToPublish> = {}): MediaToPublish {
+  return {
+    id: `med_${randomBytes(4).toString('hex')}`,
+    kind: 'image',
+    mime: 'image/png',
+    bytes: png.length,
+    width: 16,
+    height: 16,
+    durationMs: null,
+    altText: null,
+    open: () => Promise.resolve(Readable.from([png])),
+    publicUrl: () => 'https://herald.invalid/media/med_1',
+    ...fields,
+  };
+}
+
+/**
+ * The engine's side of the seam, in memory: credentials refreshed one at a time (a refresh that
+ * waited hands back the one just made), parts recorded as they are published or progress.
+ */
+function road<C>(initial: C) {
+  let stored = { credentials: initial, version: 0 };
+  let turn = Promise.resolve();
+  const progress = new Map<number, string | null>();
+  const hooks = (seen: { version: number }): PublishHooks<C> => ({
+    refreshCredentials(refresh) {
+      const mine = turn.then(async () => {
+        if (stored.version !== seen.version) return stored.credentials;
+        stored = { credentials: await refresh(stored.credentials), version: stored.version + 1 };
+        return stored.credentials;
+      });
+      turn = mine.then(() => undefined, () => undefined);
+      return mine;
+    },
+    partPublished: () => Promise.resolve(),
+    partProgressed: (index, value) => {
+      progress.set(index, value);
+      return Promise.resolve();
+    },
+  });
+  return { hooks, progress, stored: () => stored };
+}
+
+function request<C>(account: PublishAccount, credentials: C, parts: PartToPublish[], inDoubt = false): PublishRequest<C> {
+  return { account, credentials, parts, firstAttemptAt: new Date(), inDoubt, now: new Date() };
+}
+
+function part(publisher: Publisher<unknown>, text: string, media: MediaToPublish[] = []): PartToPublish {
+  return { index: 0, text, media, material: publisher.newPartMaterial(new Date()), published: null, progress: null };
+}
+
+/** What the engine does with an attempt in doubt: ask the platform first, when the publisher can. */
+async function retryInDoubt<C>(publisher: Publisher<C>, req: PublishRequest<C>, hooks: PublishHooks<C>): Promise<PublishOutcome> {
+  const [first] = req.parts;
+  if (publisher.reconcile !== undefined && first !== undefined) {
+    const found = await publisher.reconcile(req, first);
+    if (found.kind === 'found') return { kind: 'published', parts: [found.part] };
+    if (found.kind !== 'absent') return { kind: 'unknown', message: found.kind };
+  }
+  return publisher.publish({ ...req, inDoubt: false }, hooks);
+}
+
+const harnesses: [string, Harness<unknown>][] = [
+  [
+    'sandbox',
+    {
+      publisher: () => createSandboxPublisher(database.db),
+      account() {
+        names += 1;
+        return Promise.resolve({ account: { id: `acc_contract${names}`, platform: 'x', username: `user${names}`, platformUserId: null }, credentials: null });
+      },
+      async posts(account, _credentials, text) {
+        return (await database.db.selectFrom('sandbox_outbox').select('platform_post_id').where('account_id', '=', account.id).where('text', '=', text).execute()).length;
+      },
+    },
+  ],
+  [
+    'bluesky',
+    {
+      publisher: () => createBlueskyPublisher({ fetch, requestTimeoutMs: 15_000 }),
+      async account() {
+        names += 1;
+        const created = await pds.createAccount(`contract${names}`);
+        const { credentials } = await createBlueskyPublisher({ fetch }).connect({ service: pds.url, identifier: created.handle, appPassword: created.appPassword });
+        return { account: { id: `acc_b${names}`, platform: 'bluesky', username: created.handle, platformUserId: created.did }, credentials: { ...credentials, service: proxy.url } };
+      },
+      async posts(account, _credentials, text) {
+        return (await pds.listRecords(account.platformUserId ?? '')).filter((record) => record.value.text === text).length;
+      },
+      loseNextAnswer() {
+        let lost = false;
+        proxy.plan((req) => (!lost && req.path.endsWith('repo.putRecord') ? ((lost = true), { kind: 'commitThenDestroy' }) : undefined));
+      },
+      expire: (credentials) => ({ ...(credentials as BlueskyCredentials), accessJwt: pds.expiredAccessJwt((credentials as BlueskyCredentials).did) }),
+      refreshes: () => proxy.requests.filter((r) => r.path.endsWith('server.refreshSession')).length,
+    },
+  ],
+  [
+    'mastodon',
+    {
+      publisher: () => createMastodonPublisher({ fetch, requestTimeoutMs: 15_000 }),
+      async account() {
+        names += 1;
+        const who = mastodon.addAccount(`contract${names}`);
+        const connected = await createMastodonPublisher({ fetch }).connect({ instance: mastodon.url, accessToken: who.token });
+        return { account: { id: `acc_m${names}`, platform: 'mastodon', username: connected.username, platformUserId: connected.platformUserId }, credentials: connected.credentials };
+      },
+      posts(account, _credentials, text) {
+        const id = (account.platformUserId ?? '').split('@')[0];
+        return Promise.resolve(mastodon.statuses.filter((s) => s.accountId === id && s.text === text).length);
+      },
+      loseNextAnswer: () => mastodon.fail({ on: 'statuses', kind: 'commitThenDrop' }),
+      slowMedia() {
+        mastodon.videoProcessing.polls = 1000;
+        const media = image({ kind: 'video', mime: 'video/mp4', id: `med_${randomBytes(4).toString('hex')}` });
+        return {
+          media,
+          finish: () => {
+            for (const m of mastodon.media.values()) m.pollsLeft = 0;
+            mastodon.videoProcessing.polls = 2;
+          },
+        };
+      },
+    },
+  ],
+];
+
+describe.each(harnesses)('the %s publisher keeps the seam\'s promises', (_name, harness) => {
+  it('never throws: media that cannot be read is an outcome', async () => {
+    const publisher = harness.publisher();
+    const { account, credentials } = await harness.account();
+    const unreadable = image({ open: () => Promise.reject(new Error('gone')) });
+    const outcome = await publisher.publish(request(account, credentials, [part(publisher, 'unreadable media', [unreadable])]), road(credentials).hooks({ version: 0 }));
+    expect(['published', 'failed']).toContain(outcome.kind);
+  });
+
+  it('publishes the same material once, however often it is sent', async () => {
+    const publisher = harness.publisher();
+    const { account, credentials } = await harness.account();
+    const once = part(publisher, 'the same material');
+    const hooks = road(credentials).hooks({ version: 0 });
+    const first = await publisher.publish(request(account, credentials, [once]), hooks);
+    const again = await publisher.publish(request(account, credentials, [{ ...once }], true), hooks);
+    expect([first.kind, again.kind]).toEqual(['published', 'published']);
+    expect(await harness.posts(account, credentials, 'the same material')).toBe(1);
+  });
+
+  it('gives one post for an answer lost and a retry', async () => {
+    const publisher = harness.publisher();
+    const { account, credentials } = await harness.account();
+    const lost = part(publisher, 'answer lost');
+    const hooks = road(credentials).hooks({ version: 0 });
+    harness.loseNextAnswer?.();
+    const first = await publisher.publish(request(account, credentials, [lost]), hooks);
+    if (harness.loseNextAnswer !== undefined) expect(first).toMatchObject({ kind: 'failed', retryable: true, mayHaveCommitted: true });
+    const retried = await retryInDoubt(publisher, request(account, credentials, [{ ...lost }], true), hooks);
+    expect(retried.kind).toBe('published');
+    expect(await harness.posts(account, credentials, 'answer lost')).toBe(1);
+  });
+
+  if (harness.slowMedia !== undefined) {
+    const slowMedia = harness.slowMedia.bind(harness);
+    it('answers pending while the platform processes, and a restarted worker resumes without sending twice', async () => {
+      const { account, credentials } = await harness.account();
+      const slow = slowMedia();
+      const engine = road(credentials);
+      const before = harness.publisher();
+      const material = part(before, 'after processing', [slow.media]);
+      expect(await before.publish(request(account, credentials, [material]), engine.hooks({ version: 0 }))).toMatchObject({ kind: 'pending' });
+      expect(engine.progress.get(0)).toEqual(expect.any(String));
+      slow.finish();
+      const after = harness.publisher();
+      const resumed = await after.publish(request(account, credentials, [{ ...material, progress: engine.progress.get(0) ?? null }]), engine.hooks({ version: 0 }));
+      expect(resumed.kind).toBe('published');
+      expect(await harness.posts(account, credentials, 'after processing')).toBe(1);
+    });
+  }
+
+  if (harness.expire !== undefined && harness.refreshes !== undefined) {
+    const expire = harness.expire.bind(harness);
+    const refreshes = harness.refreshes.bind(harness);
+    it('ends a refresh race with one refresh and one valid token', async () => {
+      const publisher = harness.publisher();
+      const { account, credentials } = await harness.account();
+      const stale = expire(credentials);
+      const engine = road(stale);
+      const before = refreshes();
+      const outcomes = await Promise.all(
+        ['race one', 'race two'].map((text) => publisher.publish(request(account, stale, [part(publisher, text)]), engine.hooks({ version: 0 }))),
+      );
+      expect(outcomes.map((o) => o.kind)).toEqual(['published', 'published']);
+      expect(refreshes() - before).toBe(1);
+      const next = await publisher.publish(request(account, engine.stored().credentials, [part(publisher, 'with the stored token')]), engine.hooks(engine.stored()));
+      expect(next.kind).toBe('published');
+      expect(refreshes() - before).toBe(1);
+    });
+  }
+});
