@@ -11,6 +11,7 @@ const databaseFree = [
   'test/consumers/**',
   'test/contract/generated-types.test.ts',
   'test/contract/storable-text-rule.test.ts',
+  'test/contract/readme-configuration.test.ts',
   'test/docs/**',
   'test/domain/**',
   'test/http/routes-match-spec.test.ts',
