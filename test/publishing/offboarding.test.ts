@@ -1,21 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connectAccount } from '../../src/domain/accounts.js';
 import { addMember, createOrganization, removeMember } from '../../src/domain/users.js';
 import { useTestApi, type Schemas } from '../support/api.js';
 import { account, userWithKey, type TestUser } from '../support/fixtures.js';
 import { createPost, postDetail } from '../support/posts.js';
-import { startTestReceiver, type TestReceiver } from '../support/webhook-receiver.js';
+import { useTestReceiver } from '../support/webhook-receiver.js';
 
 // Removing a member is what `herald org remove-member` does (test/cli/herald-cli.test.ts runs the command itself).
 
 const api = useTestApi();
-let receiver: TestReceiver;
-beforeAll(async () => {
-  receiver = await startTestReceiver();
-});
-afterAll(async () => {
-  await receiver?.close();
-});
+const receiver = useTestReceiver();
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

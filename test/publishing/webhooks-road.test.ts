@@ -1,21 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { disconnectAccount } from '../../src/domain/accounts.js';
 import { emitPing } from '../../src/domain/webhooks/events.js';
 import { useTestApi, type Schemas } from '../support/api.js';
 import { expectEventMatchesSpec } from '../support/contract.js';
 import { account, userWithKey, type TestUser } from '../support/fixtures.js';
 import { createPost, postDetail, publishNow } from '../support/posts.js';
-import { startTestReceiver, verifiedWith, type ReceivedWebhook, type TestReceiver } from '../support/webhook-receiver.js';
+import { useTestReceiver, verifiedWith, type ReceivedWebhook } from '../support/webhook-receiver.js';
 
 const api = useTestApi();
-let receiver: TestReceiver;
-
-beforeAll(async () => {
-  receiver = await startTestReceiver();
-});
-afterAll(async () => {
-  await receiver?.close();
-});
+const receiver = useTestReceiver();
 
 /** Events received from here on, in order. */
 function mark(): () => ReceivedWebhook[] {

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll } from 'vitest';
 
 export interface ReceivedWebhook {
   headers: Record<string, string>;
@@ -64,6 +65,18 @@ export async function startTestReceiver(): Promise<TestReceiver> {
     },
     close,
   };
+}
+
+/** One receiver for the whole test file, started before its tests and closed after them. */
+export function useTestReceiver(): TestReceiver {
+  const receiver = {} as TestReceiver;
+  beforeAll(async () => {
+    Object.assign(receiver, await startTestReceiver());
+  });
+  afterAll(async () => {
+    await receiver.close?.();
+  });
+  return receiver;
 }
 
 /** Whether the request's webhook-signature verifies with this secret, as a Standard Webhooks receiver checks it (timestamp tolerance included). */

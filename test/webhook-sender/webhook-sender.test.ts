@@ -1,22 +1,15 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { newWebhookSecret } from '../../src/domain/webhooks/secrets.js';
 import { createGuardedFetch } from '../../src/net/guarded-fetch.js';
 import { createWebhookSender, type WebhookRequest, type WebhookResponse } from '../../src/webhook-sender/webhook-sender.js';
 import { unusedPort } from '../support/ports.js';
-import { startTestReceiver, verifiedWith, type TestReceiver } from '../support/webhook-receiver.js';
+import { useTestReceiver, verifiedWith } from '../support/webhook-receiver.js';
 
 const local = createGuardedFetch({ allowPrivateNetwork: true });
 const secret = newWebhookSecret();
-let receiver: TestReceiver;
-
-beforeAll(async () => {
-  receiver = await startTestReceiver();
-});
-afterAll(async () => {
-  await receiver?.close();
-});
+const receiver = useTestReceiver();
 
 function request(url: string, fields: Partial<WebhookRequest> = {}): WebhookRequest {
   const body = JSON.stringify({ id: 'evt_1', type: 'ping', timestamp: '2026-11-21T10:00:00.000Z', data: { webhookId: 'whk_1', message: 'héllo ✓' } });
