@@ -6,15 +6,16 @@ import tseslint from 'typescript-eslint';
 /**
  * The layers of src/ and what each may import. Imports point downwards only (skipping a layer is
  * fine); anything not allowed here is an error. Packages are not covered by this table: the
- * Fastify ban for domain and data is the no-restricted-imports rule below.
+ * Fastify ban for domain and db is the no-restricted-imports rule below.
+ *
+ *   cli       entry points, and the wiring that builds one process from the configuration
+ *   api       Fastify: the app, one file per operationId (operations/), what they share (kit/)
+ *   worker    due work: claiming, lanes, housekeeping
+ *   domain    product rules, and the ports (interfaces) of what they need from outside
+ *   db        Kysely queries, migrations, the embedded PostgreSQL
+ *   adapters  the outside world: platforms, storage, probing, secrets, webhook sending, the guarded fetch
  */
-const LAYERS = [
-  'http', 'worker', 'operations', 'operations-kit', 'contract', 'domain', 'data',
-  'storage', 'probe', 'publishers', 'webhook-sender', 'net', 'secrets', 'config', 'cli',
-];
-
-// Adapters to the outside world: beside data, injected into the domain, which knows only their interfaces.
-const ADAPTERS = ['storage', 'probe', 'publishers', 'webhook-sender', 'secrets'];
+const LAYERS = ['cli', 'api', 'worker', 'domain', 'db', 'adapters'];
 
 const may = (from, to, { typesOnly = false } = {}) => ({
   from: { type: from },
@@ -22,23 +23,13 @@ const may = (from, to, { typesOnly = false } = {}) => ({
 });
 
 const layerRules = [
-  may('http', ['worker', 'operations', 'operations-kit', 'contract', 'domain', 'data', ...ADAPTERS, 'net', 'config', 'generated']),
-  // The worker is the front door of due work, as http is the API's: it wires adapters into the domain.
-  may('worker', ['domain', 'data', ...ADAPTERS, 'net', 'config']),
-  may('operations', ['operations-kit', 'contract', 'domain', 'generated']),
-  // Operations hand the storage on to the domain; they never call it.
-  may('operations', 'storage', { typesOnly: true }),
-  may('operations-kit', ['contract', 'domain', 'storage', 'generated']),
-  // The context names the types of what it carries (the database handle, the probe), nothing more.
-  may('operations-kit', ['data', 'probe', 'publishers', 'secrets'], { typesOnly: true }),
-  may('contract', 'generated'),
-  may('domain', ['data', 'generated']),
-  may('domain', ADAPTERS, { typesOnly: true }),
-  may('data', 'generated'),
-  // The sandbox publisher's platform is Herald's own outbox table.
-  may('publishers', ['data', 'net']),
-  may('webhook-sender', 'net'),
-  may('cli', ['http', 'worker', 'domain', 'data', ...ADAPTERS, 'net', 'config']),
+  may('cli', ['api', 'worker', 'domain', 'db', 'adapters', 'generated']),
+  may('api', ['domain', 'db', 'generated']),
+  may('worker', ['domain', 'db']),
+  may('domain', ['db', 'generated']),
+  may('db', 'generated'),
+  // Adapters implement the domain's ports; the sandbox publisher's platform is Herald's own outbox table.
+  may('adapters', ['domain', 'db', 'generated']),
 ];
 
 export default defineConfig(
@@ -85,7 +76,7 @@ export default defineConfig(
     },
   },
   {
-    files: ['src/domain/**', 'src/data/**'],
+    files: ['src/domain/**', 'src/db/**'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -93,7 +84,7 @@ export default defineConfig(
           patterns: [
             {
               group: ['fastify', 'fastify-*', '@fastify/*'],
-              message: 'The domain and data layers know nothing of HTTP: take plain values (a token, not a header) from the caller.',
+              message: 'The domain and db layers know nothing of HTTP: take plain values (a token, not a header) from the caller.',
             },
           ],
         },

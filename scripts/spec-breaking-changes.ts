@@ -6,7 +6,7 @@
  * (openapi/released/v1-accepted-changes.yaml) are listed apart with their reasons.
  */
 import { relative, resolve as resolvePath } from 'node:path';
-import { SPEC_PATH } from '../src/contract/specification.js';
+import { SPEC_PATH } from '../src/api/contract/specification.js';
 import { compareSpecs } from './spec-compatibility.js';
 import { ACCEPTED_CHANGES_PATH, RELEASED_SPEC_PATH, REPO_ROOT, loadAcceptedChanges, loadSpec } from './spec-document.js';
 

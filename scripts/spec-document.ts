@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { SPEC_PATH } from '../src/contract/specification.js';
+import { SPEC_PATH } from '../src/api/contract/specification.js';
 
 /**
  * Small helpers over a parsed OpenAPI document, shared by the docs check, the consumer checks and

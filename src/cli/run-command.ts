@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
-import { readEnvironment } from '../config/environment.js';
-import { pendingMigrations } from '../data/migrate.js';
-import { openDatabase } from '../data/open-database.js';
-import type { Database } from '../data/schema.js';
+import { readEnvironment } from './wiring/configuration.js';
+import { pendingMigrations } from '../db/migrate.js';
+import { openDatabase } from '../db/open-database.js';
+import type { Database } from '../db/schema.js';
 
 export interface CommandDatabase {
   db: Kysely<Database>;

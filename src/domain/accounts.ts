@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import { disconnectAccount as setDisconnected, insertAccount, selectAccountAccess, selectActiveAccountsForUser, type ReachableAccount } from '../data/queries/accounts.js';
-import type { Database } from '../data/schema.js';
+import { disconnectAccount as setDisconnected, insertAccount, selectAccountAccess, selectActiveAccountsForUser, type ReachableAccount } from '../db/queries/accounts.js';
+import type { Database } from '../db/schema.js';
 import type { Account, AccountList } from './api-types.js';
 import { DomainError } from './errors.js';
 import { isWellFormedId, newId } from './ids.js';

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
-import type { DatabaseHandle } from '../data/database.js';
-import type { StopListening } from '../data/notifications.js';
-import { API_KEY_CHANGES_CHANNEL, type ApiKeyLookup } from '../data/queries/api-keys.js';
+import type { DatabaseHandle } from '../db/database.js';
+import type { StopListening } from '../db/notifications.js';
+import { API_KEY_CHANGES_CHANNEL, type ApiKeyLookup } from '../db/queries/api-keys.js';
 
 /**
  * How long a looked-up key is used without asking the database again. A change to a key does not

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Database } from '../data/schema.js';
-import { insertApiKey, revokeApiKey, selectApiKeyByHash, selectApiKeysOfUser } from '../data/queries/api-keys.js';
+import type { Database } from '../db/schema.js';
+import { insertApiKey, revokeApiKey, selectApiKeyByHash, selectApiKeysOfUser } from '../db/queries/api-keys.js';
 import type { ApiKeyCache } from './api-key-cache.js';
 import { DomainError } from './errors.js';
 import { isWellFormedId, newId } from './ids.js';

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../data/schema.js';
+import type { Database } from '../db/schema.js';
 import { connectAccount } from './accounts.js';
 import { createApiKey } from './api-keys.js';
 import { addMedia } from './media/add-media.js';

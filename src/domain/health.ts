@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import { pendingMigrations } from '../data/migrate.js';
-import type { Database } from '../data/schema.js';
+import { pendingMigrations } from '../db/migrate.js';
+import type { Database } from '../db/schema.js';
 import type { Readiness } from './api-types.js';
 
 /** How long the database has to answer a readiness check. */

@@ -7,9 +7,9 @@ import {
   retakeKey,
   selectKeyForUpdate,
   type IdempotencyScope,
-} from '../data/queries/idempotency.js';
-import type { Database } from '../data/schema.js';
-import type { CredentialVault } from '../secrets/credential-vault.js';
+} from '../db/queries/idempotency.js';
+import type { Database } from '../db/schema.js';
+import type { CredentialVault } from './ports/secrets.js';
 
 export type { IdempotencyScope };
 

@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
-import { findLiveAccount, insertAccount, updateAccountCredentials } from '../data/queries/accounts.js';
-import type { Database } from '../data/schema.js';
-import type { ConnectedAccount, ConnectError } from '../publishers/publisher.js';
-import type { PublisherRegistry } from '../publishers/registry.js';
-import type { CredentialVault } from '../secrets/credential-vault.js';
+import { findLiveAccount, insertAccount, updateAccountCredentials } from '../db/queries/accounts.js';
+import type { Database } from '../db/schema.js';
+import type { ConnectedAccount, ConnectError } from './ports/publisher.js';
+import type { PublisherRegistry } from './ports/publisher-registry.js';
+import type { CredentialVault } from './ports/secrets.js';
 import type { Account, AccountConnectInput, ErrorDetail } from './api-types.js';
 import { toAccountView } from './accounts.js';
 import { DomainError, invalidRequest } from './errors.js';

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import { deleteMembership, insertOrganization, organizationExists, upsertMembership } from '../data/queries/organizations.js';
-import { insertUser, userExists } from '../data/queries/users.js';
-import type { Database, MembershipRole } from '../data/schema.js';
+import { deleteMembership, insertOrganization, organizationExists, upsertMembership } from '../db/queries/organizations.js';
+import { insertUser, userExists } from '../db/queries/users.js';
+import type { Database, MembershipRole } from '../db/schema.js';
 import { DomainError } from './errors.js';
 import { isWellFormedId, newId } from './ids.js';
 import { requireStorableText } from './text.js';

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../data/schema.js';
+import type { Database } from '../db/schema.js';
 import { errorName } from '../domain/errors.js';
 import { purgeExpiredIdempotencyKeys } from '../domain/idempotency.js';
 import { removeAbandonedUploads } from '../domain/media/abandoned-uploads.js';

@@ -1,9 +1,9 @@
 import { errorName } from '../domain/errors.js';
 import { publishNextDuePost, takeNextDuePost, type PublishingDeps } from '../domain/publishing/engine.js';
 import { deliverNextDue, takeNextDueDelivery, type DeliveryDeps } from '../domain/webhooks/delivery.js';
-import { DUE_CHANNEL, selectNextDueWait, selectSoonestPostCheckAfter } from '../data/queries/publishing.js';
-import { selectNextDeliveryLeaseEnd, selectSoonestDeliveryDueAfter } from '../data/queries/webhooks.js';
-import type { DatabaseHandle } from '../data/database.js';
+import { DUE_CHANNEL, selectNextDueWait, selectSoonestPostCheckAfter } from '../db/queries/publishing.js';
+import { selectNextDeliveryLeaseEnd, selectSoonestDeliveryDueAfter } from '../db/queries/webhooks.js';
+import type { DatabaseHandle } from '../db/database.js';
 import { DueWatch } from './due-watch.js';
 import { keepHouseEvery } from './housekeeping.js';
 import { Lanes, type Step } from './lanes.js';

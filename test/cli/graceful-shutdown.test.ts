@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/data/open-database.js';
+import { openDatabase } from '../../src/db/open-database.js';
 import { herald, heraldServe, json } from '../support/cli.js';
 import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from '../support/database.js';
 import { makeDataDir, removeDataDir } from '../support/data-dir.js';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readEnvironment } from '../../src/config/environment.js';
-import { migrations } from '../../src/data/migrations/index.js';
+import { readEnvironment } from '../../src/cli/wiring/configuration.js';
+import { migrations } from '../../src/db/migrations/index.js';
 import type { Schemas } from '../support/api.js';
 import { herald, json } from '../support/cli.js';
 import { fetchChecked } from '../support/fetch-checked.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SPEC_PATH } from '../../src/contract/specification.js';
+import { SPEC_PATH } from '../../src/api/contract/specification.js';
 import { REPO_ROOT, isObject, listOperations, loadSpec, type JsonObject } from '../../scripts/spec-document.js';
 import { lintForConsumers } from '../../scripts/spec-lint.js';
 import { repoBin, runBounded } from '../../scripts/spec-process.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readEnvironment } from '../../src/config/environment.js';
+import { readEnvironment } from '../../src/cli/wiring/configuration.js';
 
 // The README's configuration table against what the service reads: a setting the service takes
 // that the README does not name, or a row for one it no longer reads, fails here.

@@ -13,9 +13,9 @@ import { fetchChecked } from '../support/fetch-checked.js';
 import { makeMediaFiles, type MediaFiles } from '../support/media-files.js';
 import { parse } from 'yaml';
 import { readFileSync } from 'node:fs';
-import { SPEC_PATH } from '../../src/contract/specification.js';
+import { SPEC_PATH } from '../../src/api/contract/specification.js';
 import { publicMediaUrl } from '../../src/domain/media/public-media.js';
-import { createUrlSigner } from '../../src/secrets/url-signer.js';
+import { createUrlSigner } from '../../src/adapters/secrets/url-signer.js';
 
 /**
  * The contract suite: `herald serve` as its own process, set up through the CLI as an operator

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isObject, listOperations, loadSpec, resolve, type JsonObject } from '../../scripts/spec-document.js';
 import { isStorableText, STORABLE_TEXT_PATTERN } from '../../src/domain/text.js';
-import { createValidatorCompiler } from '../../src/http/validator.js';
+import { createValidatorCompiler } from '../../src/api/validator.js';
 
 // The storable-text rule lives once in the domain (src/domain/text.ts); the spec states it as the
 // `pattern` of every free-text request string. These tests keep the two the same rule, and make a

@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newWebhookSecret } from '../../src/domain/webhooks/secrets.js';
-import { createGuardedFetch } from '../../src/net/guarded-fetch.js';
-import { createWebhookSender } from '../../src/webhook-sender/webhook-sender.js';
+import { createGuardedFetch } from '../../src/adapters/net/guarded-fetch.js';
+import { createWebhookSender } from '../../src/adapters/webhooks/webhook-sender.js';
 import { unusedPort } from '../support/ports.js';
 
 /** The README's receiver, run as a user would copy it, fed requests signed by Herald's own sender. */

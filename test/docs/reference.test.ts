@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { listOperations, loadSpec } from '../../scripts/spec-document.js';
-import { buildApp } from '../../src/http/app.js';
-import { ServiceState } from '../../src/http/service-state.js';
+import { buildApp } from '../../src/api/app.js';
+import { ServiceState } from '../../src/api/service-state.js';
 import { injectChecked } from '../support/api.js';
 import { testMediaSettings } from '../support/media-settings.js';
 

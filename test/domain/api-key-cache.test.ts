@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiKeyCache } from '../../src/domain/api-key-cache.js';
-import type { ApiKeyLookup } from '../../src/data/queries/api-keys.js';
+import type { ApiKeyLookup } from '../../src/db/queries/api-keys.js';
 
 const row = { id: 'key_1', user_id: 'usr_1', key_hash: 'h', expires_at: null, revoked_at: null };
 const revoked = { ...row, revoked_at: new Date('2026-11-26T10:00:00Z') };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadSpecification } from '../../src/contract/specification.js';
+import { loadSpecification } from '../../src/api/contract/specification.js';
 import { credentialFields, LIVE_PLATFORMS } from '../../src/domain/platforms/live.js';
 
 // The drift check between the live platforms' descriptors and the spec a client codes against.

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../../src/data/schema.js';
+import type { Database } from '../../src/db/schema.js';
 import { connectAccount, disconnectAccount } from '../../src/domain/accounts.js';
 import { createApiKey, revokeKey } from '../../src/domain/api-keys.js';
 import { DomainError } from '../../src/domain/errors.js';

@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../../src/data/schema.js';
+import type { Database } from '../../src/db/schema.js';
 import { storeMediaFile } from '../../src/domain/media/store-media-file.js';
 import { createUser } from '../../src/domain/users.js';
-import { ProbeUnavailable, type MediaProbe, type ProbedMedia, type ProbeFailure } from '../../src/probe/media-probe.js';
+import { ProbeUnavailable, type MediaProbe, type ProbedMedia, type ProbeFailure } from '../../src/domain/ports/media-probe.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { testMediaSettings, type TestMediaSettings } from '../support/media-settings.js';
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { parseTimestamptz } from '../../src/data/timestamps.js';
+import { parseTimestamptz } from '../../src/db/timestamps.js';
 
 const pgParse = (pg.types.getTypeParser as (oid: number, format: 'text') => (text: string) => Date | number)(1184, 'text');
 

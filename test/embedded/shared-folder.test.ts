@@ -4,7 +4,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrations } from '../../src/data/migrations/index.js';
+import { migrations } from '../../src/db/migrations/index.js';
 import type { Schemas } from '../support/api.js';
 import { herald, heraldServe, heraldSpawn, json } from '../support/cli.js';
 import { makeDataDir, removeDataDir } from '../support/data-dir.js';

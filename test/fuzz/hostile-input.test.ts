@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { sql } from 'kysely';
 import { parse } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SPEC_PATH } from '../../src/contract/specification.js';
+import { SPEC_PATH } from '../../src/api/contract/specification.js';
 import { useTestApi, type ApiRequest, type ApiResponse, type Schemas } from '../support/api.js';
 import { account, media, userWithKey, type TestUser } from '../support/fixtures.js';
 

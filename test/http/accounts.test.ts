@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { readEnvironment } from '../../src/config/environment.js';
+import { readEnvironment } from '../../src/cli/wiring/configuration.js';
 import { connectAccount, disconnectAccount } from '../../src/domain/accounts.js';
 import { addMember, createOrganization } from '../../src/domain/users.js';
-import { buildApp } from '../../src/http/app.js';
-import { ServiceState } from '../../src/http/service-state.js';
-import { createAccountParts } from '../../src/worker/runtime.js';
+import { buildApp } from '../../src/api/app.js';
+import { ServiceState } from '../../src/api/service-state.js';
+import { createAccountParts } from '../../src/cli/wiring/dependencies.js';
 import { injectChecked, useTestApi, type InvalidRequest, type Schemas } from '../support/api.js';
 import { account, userWithKey } from '../support/fixtures.js';
 

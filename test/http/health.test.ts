@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/http/app.js';
-import { ServiceState } from '../../src/http/service-state.js';
+import { buildApp } from '../../src/api/app.js';
+import { ServiceState } from '../../src/api/service-state.js';
 import { injectChecked, useTestApi } from '../support/api.js';
 import { createTestDatabase } from '../support/database.js';
 

@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { claimIdempotencyKey, purgeExpiredIdempotencyKeys, releaseIdempotencyKey } from '../../src/domain/idempotency.js';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/api/app.js';
 import { injectChecked, useTestApi, type InvalidRequest, type Schemas } from '../support/api.js';
 import { fetchChecked } from '../support/fetch-checked.js';
 import { account, inOneHour, postCount, userWithKey, type TestUser } from '../support/fixtures.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SPEC_PATH } from '../../src/contract/specification.js';
+import { SPEC_PATH } from '../../src/api/contract/specification.js';
 import { connectAccount } from '../../src/domain/accounts.js';
 import { newId } from '../../src/domain/ids.js';
 import { addMember, createOrganization } from '../../src/domain/users.js';

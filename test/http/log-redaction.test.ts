@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOG_REDACTION } from '../../src/config/log-redaction.js';
+import { LOG_REDACTION } from '../../src/cli/wiring/log-redaction.js';
 import { herald, heraldServe, json, type ServeProcess } from '../support/cli.js';
 import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from '../support/database.js';
 import { makeDataDir, removeDataDir } from '../support/data-dir.js';

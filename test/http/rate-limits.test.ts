@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/http/app.js';
-import type { RateLimits } from '../../src/http/rate-limits.js';
+import { buildApp } from '../../src/api/app.js';
+import type { RateLimits } from '../../src/api/rate-limits.js';
 import { injectChecked, useTestApi, type ApiRequest } from '../support/api.js';
 import { account, postCount, userWithKey } from '../support/fixtures.js';
 

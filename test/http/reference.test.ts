@@ -2,8 +2,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { buildApp } from '../../src/http/app.js';
-import { SPEC_PATH } from '../../src/contract/specification.js';
+import { buildApp } from '../../src/api/app.js';
+import { SPEC_PATH } from '../../src/api/contract/specification.js';
 import { injectChecked, useTestApi } from '../support/api.js';
 
 const api = useTestApi();

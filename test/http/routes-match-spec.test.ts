@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { loadSpecification } from '../../src/contract/specification.js';
-import { buildApp } from '../../src/http/app.js';
-import { ServiceState } from '../../src/http/service-state.js';
+import { loadSpecification } from '../../src/api/contract/specification.js';
+import { buildApp } from '../../src/api/app.js';
+import { ServiceState } from '../../src/api/service-state.js';
 import { testMediaSettings } from '../support/media-settings.js';
 
 /**

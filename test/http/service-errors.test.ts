@@ -1,8 +1,8 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { openPostgres } from '../../src/data/database.js';
-import { buildApp } from '../../src/http/app.js';
-import { ServiceState } from '../../src/http/service-state.js';
+import { openPostgres } from '../../src/db/database.js';
+import { buildApp } from '../../src/api/app.js';
+import { ServiceState } from '../../src/api/service-state.js';
 import { injectChecked, useTestApi } from '../support/api.js';
 import { userWithKey } from '../support/fixtures.js';
 import { anyString } from '../support/matchers.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Selectable } from 'kysely';
-import type { Database } from '../../src/data/schema.js';
+import type { Database } from '../../src/db/schema.js';
 import type { components } from '../../generated/openapi.js';
 import type { PostCreateResult } from '../../src/domain/api-types.js';
 import { useTestApi } from '../support/api.js';

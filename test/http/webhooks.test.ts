@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { sql, type Selectable } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { readEnvironment } from '../../src/config/environment.js';
-import type { Database } from '../../src/data/schema.js';
+import { readEnvironment } from '../../src/cli/wiring/configuration.js';
+import type { Database } from '../../src/db/schema.js';
 import { openWebhookSecret } from '../../src/domain/webhooks/secrets.js';
-import { buildApp } from '../../src/http/app.js';
-import { ServiceState } from '../../src/http/service-state.js';
-import { createAccountParts } from '../../src/worker/runtime.js';
+import { buildApp } from '../../src/api/app.js';
+import { ServiceState } from '../../src/api/service-state.js';
+import { createAccountParts } from '../../src/cli/wiring/dependencies.js';
 import { injectChecked, useTestApi, type InvalidRequest, type Schemas } from '../support/api.js';
 import { userWithKey, type TestUser } from '../support/fixtures.js';
 import { stringMatching } from '../support/matchers.js';

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertUrlAllowed, createGuardedFetch, UrlNotAllowedError } from '../../src/net/guarded-fetch.js';
+import { assertUrlAllowed, createGuardedFetch, UrlNotAllowedError } from '../../src/adapters/net/guarded-fetch.js';
 
 /** A plain HTTP server on 127.0.0.1 that counts every TCP connection made to it, TLS attempts included. */
 interface RecordingServer {

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { ChannelHandlers } from '../../src/data/notifications.js';
-import { API_KEY_CHANGES_CHANNEL } from '../../src/data/queries/api-keys.js';
+import type { ChannelHandlers } from '../../src/db/notifications.js';
+import { API_KEY_CHANGES_CHANNEL } from '../../src/db/queries/api-keys.js';
 import { revokeKey } from '../../src/domain/api-keys.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { userWithKey } from '../support/fixtures.js';

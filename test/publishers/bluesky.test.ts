@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { createBlueskyPublisher, type BlueskyCredentials } from '../../src/publishers/bluesky/publisher.js';
-import { ConnectError, type MediaToPublish, type PartToPublish, type PublishedPart, type PublishOutcome } from '../../src/publishers/publisher.js';
+import { createBlueskyPublisher, type BlueskyCredentials } from '../../src/adapters/platforms/bluesky/publisher.js';
+import { ConnectError, type MediaToPublish, type PartToPublish, type PublishedPart, type PublishOutcome } from '../../src/domain/ports/publisher.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { anyString, stringMatching } from '../support/matchers.js';
 import { startTestPds, type TestAccount, type TestPds } from '../support/pds.js';

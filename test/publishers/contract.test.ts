@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSandboxPublisher } from '../../src/publishers/sandbox.js';
-import { createBlueskyPublisher, type BlueskyCredentials } from '../../src/publishers/bluesky/publisher.js';
-import { createMastodonPublisher } from '../../src/publishers/mastodon/publisher.js';
-import type { MediaToPublish, PartToPublish, PublishAccount, Publisher, PublishHooks, PublishOutcome, PublishRequest } from '../../src/publishers/publisher.js';
+import { createSandboxPublisher } from '../../src/adapters/platforms/sandbox.js';
+import { createBlueskyPublisher, type BlueskyCredentials } from '../../src/adapters/platforms/bluesky/publisher.js';
+import { createMastodonPublisher } from '../../src/adapters/platforms/mastodon/publisher.js';
+import type { MediaToPublish, PartToPublish, PublishAccount, Publisher, PublishHooks, PublishOutcome, PublishRequest } from '../../src/domain/ports/publisher.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { startMastodonFake, type MastodonFake } from '../support/mastodon-fake.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BlueskyCredentials } from '../../src/publishers/bluesky/publisher.js';
+import type { BlueskyCredentials } from '../../src/adapters/platforms/bluesky/publisher.js';
 import { useTestApi, type Schemas } from '../support/api.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { userWithKey, type TestUser } from '../support/fixtures.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SANDBOX_URL_BASE } from '../../src/publishers/sandbox.js';
+import { SANDBOX_URL_BASE } from '../../src/adapters/platforms/sandbox.js';
 import { useTestApi, type Schemas } from '../support/api.js';
 import { account, userWithKey, type TestUser } from '../support/fixtures.js';
 import { postDetail } from '../support/posts.js';

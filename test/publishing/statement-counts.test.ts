@@ -8,7 +8,7 @@ import { publishPostNow } from '../../src/domain/posts/publish-post.js';
 import { updatePost } from '../../src/domain/posts/update-post.js';
 import { takeNextDuePost } from '../../src/domain/publishing/engine.js';
 import { createWebhook } from '../../src/domain/webhooks/endpoints.js';
-import { LocalDiskStorage } from '../../src/storage/local-disk-storage.js';
+import { LocalDiskStorage } from '../../src/adapters/storage/local-disk-storage.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { account, userWithKey } from '../support/fixtures.js';
 import { startTestPublishing, type TestPublishing } from '../support/publishing.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DatabaseHandle } from '../../src/data/database.js';
-import { openDatabase } from '../../src/data/open-database.js';
+import type { DatabaseHandle } from '../../src/db/database.js';
+import { openDatabase } from '../../src/db/open-database.js';
 import type { Schemas } from '../support/api.js';
 import { fetchChecked, type FetchedResponse, type FetchInit } from '../support/fetch-checked.js';
 import { userWithKey, type TestUser } from '../support/fixtures.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/api/app.js';
 import { injectChecked, useTestApi } from '../support/api.js';
 import { userWithKey } from '../support/fixtures.js';
 

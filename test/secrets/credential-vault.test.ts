@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createCredentialVault, loadSecretKey } from '../../src/secrets/credential-vault.js';
+import { createCredentialVault, loadSecretKey } from '../../src/adapters/secrets/credential-vault.js';
 
 const credentials = { accessJwt: 'eyJhbGciOiJFUzI1NksifQ.secret-access', refreshJwt: 'refresh-me-not', did: 'did:plc:abc' };
 

@@ -3,7 +3,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { expect } from 'vitest';
 import { parse } from 'yaml';
-import { SPEC_PATH } from '../../src/contract/specification.js';
+import { SPEC_PATH } from '../../src/api/contract/specification.js';
 
 /**
  * Checks every response a test receives against the spec: the status must be documented for the

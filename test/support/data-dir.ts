@@ -1,7 +1,7 @@
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EmbeddedServer } from '../../src/data/embedded-server.js';
+import { EmbeddedServer } from '../../src/db/embedded-server.js';
 
 /** A data folder of Herald's for a test. Under root, PostgreSQL runs as the user postgres, who must be able to enter it. */
 export async function makeDataDir(prefix: string): Promise<string> {

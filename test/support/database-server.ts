@@ -3,9 +3,9 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { EmbeddedServer } from '../../src/data/embedded-server.js';
-import { openPostgres } from '../../src/data/database.js';
-import { migrateToLatest } from '../../src/data/migrate.js';
+import { EmbeddedServer } from '../../src/db/embedded-server.js';
+import { openPostgres } from '../../src/db/database.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
 
 /** The PostgreSQL server a test run uses, and the migrated database each test file's database is cloned from. */
 export interface TestDatabaseServer {

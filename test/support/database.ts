@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
-import { openPostgres, type DatabaseHandle } from '../../src/data/database.js';
+import { openPostgres, type DatabaseHandle } from '../../src/db/database.js';
 import { adminQuery, withDatabase } from './database-server.js';
 
 /** The PostgreSQL server the suite runs on when one is named (CI: Debian's 15); unset, an embedded one the run starts. */

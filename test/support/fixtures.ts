@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../src/data/schema.js';
+import type { Database } from '../../src/db/schema.js';
 import { connectAccount } from '../../src/domain/accounts.js';
 import { createApiKey } from '../../src/domain/api-keys.js';
 import { addMedia, type MediaFactsInput } from '../../src/domain/media/add-media.js';

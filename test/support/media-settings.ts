@@ -1,9 +1,9 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { MediaSettings } from '../../src/operations-kit/context.js';
-import { FfprobeMediaProbe } from '../../src/probe/ffprobe-media-probe.js';
-import { LocalDiskStorage } from '../../src/storage/local-disk-storage.js';
+import type { MediaSettings } from '../../src/api/kit/context.js';
+import { FfprobeMediaProbe } from '../../src/adapters/probe/ffprobe-media-probe.js';
+import { LocalDiskStorage } from '../../src/adapters/storage/local-disk-storage.js';
 
 export interface TestMediaSettings extends MediaSettings {
   root: string;

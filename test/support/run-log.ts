@@ -2,7 +2,7 @@ import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
 import { inject } from 'vitest';
-import { LOG_REDACTION } from '../../src/config/log-redaction.js';
+import { LOG_REDACTION } from '../../src/cli/wiring/log-redaction.js';
 
 /**
  * The log of the whole test run: every app and worker the tests build logs into it at trace level

@@ -2,9 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
-import { readEnvironment, type Environment } from '../../src/config/environment.js';
+import { readEnvironment, type Environment } from '../../src/cli/wiring/configuration.js';
 import type { DemoPost, DemoSeed } from '../../src/domain/demo.js';
-import { startServer, type RunningServer, type ServerHooks } from '../../src/http/server.js';
+import { startServer, type RunningServer, type ServerHooks } from '../../src/cli/wiring/serve.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
 /** The server in this process as the socket tests run it: always on 127.0.0.1, on a port the system picks, logging nothing. */

@@ -2,8 +2,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { newWebhookSecret } from '../../src/domain/webhooks/secrets.js';
-import { createGuardedFetch } from '../../src/net/guarded-fetch.js';
-import { createWebhookSender, type WebhookRequest, type WebhookResponse } from '../../src/webhook-sender/webhook-sender.js';
+import { createGuardedFetch } from '../../src/adapters/net/guarded-fetch.js';
+import { createWebhookSender } from '../../src/adapters/webhooks/webhook-sender.js';
+import type { WebhookRequest, WebhookResponse } from '../../src/domain/ports/webhook-sender.js';
 import { unusedPort } from '../support/ports.js';
 import { useTestReceiver, verifiedWith } from '../support/webhook-receiver.js';
 

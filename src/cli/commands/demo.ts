@@ -1,6 +1,6 @@
 import { Command } from 'commander';
-import { readEnvironment } from '../../config/environment.js';
-import { migrateToLatest } from '../../data/migrate.js';
+import { readEnvironment } from '../wiring/configuration.js';
+import { migrateToLatest } from '../../db/migrate.js';
 import { runCommand } from '../run-command.js';
 
 export function demoCommand(): Command {

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { readEnvironment } from '../../config/environment.js';
+import { readEnvironment } from '../wiring/configuration.js';
 import { fail } from '../run-command.js';
 
 export function serveCommand(): Command {
@@ -7,7 +7,7 @@ export function serveCommand(): Command {
     try {
       const env = readEnvironment();
       // Loaded here, not at start: the HTTP stack (Fastify, Ajv, the glue) would slow every other command.
-      const { closeOnSignals, startServer } = await import('../../http/server.js');
+      const { closeOnSignals, startServer } = await import('../wiring/serve.js');
       const server = await startServer(env, {
         onDemoSeeded: (seed, post) => {
           process.stdout.write(

@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { readEnvironment } from '../../config/environment.js';
+import { readEnvironment } from '../wiring/configuration.js';
 import { fail } from '../run-command.js';
 
 /** `herald worker`: publishes due posts beside any number of API processes and other workers on one database. */
@@ -12,7 +12,7 @@ export function workerCommand(): Command {
       try {
         const env = readEnvironment();
         // Loaded here, not at start: the platform clients would slow every other command.
-        const { runWorkerProcess } = await import('../../worker/process.js');
+        const { runWorkerProcess } = await import('../wiring/worker-process.js');
         await runWorkerProcess(env, { once: opts.once === true, concurrency: opts.concurrency ?? env.workerConcurrency });
       } catch (err) {
         fail(err);

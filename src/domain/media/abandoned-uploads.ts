@@ -1,4 +1,4 @@
-import type { MediaStorage } from '../../storage/media-storage.js';
+import type { MediaStorage } from '../ports/media-storage.js';
 
 /**
  * How long a staged upload may go unwritten before it is taken as abandoned. A live upload writes

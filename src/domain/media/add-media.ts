@@ -1,9 +1,9 @@
 import { createReadStream } from 'node:fs';
 import type { Kysely } from 'kysely';
-import { insertMediaAsset } from '../../data/queries/media.js';
-import type { Database } from '../../data/schema.js';
-import type { MediaProbe } from '../../probe/media-probe.js';
-import type { MediaStorage } from '../../storage/media-storage.js';
+import { insertMediaAsset } from '../../db/queries/media.js';
+import type { Database } from '../../db/schema.js';
+import type { MediaProbe } from '../ports/media-probe.js';
+import type { MediaStorage } from '../ports/media-storage.js';
 import { DomainError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { MediaFacts } from '../platforms/index.js';

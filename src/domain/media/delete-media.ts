@@ -4,9 +4,9 @@ import {
   deleteMediaById,
   selectMediaOwnedByForUpdate,
   selectStatusesOfPostsUsingMedia,
-} from '../../data/queries/media.js';
-import type { Database } from '../../data/schema.js';
-import type { MediaStorage } from '../../storage/media-storage.js';
+} from '../../db/queries/media.js';
+import type { Database } from '../../db/schema.js';
+import type { MediaStorage } from '../ports/media-storage.js';
 import { DomainError } from '../errors.js';
 import { isWellFormedId } from '../ids.js';
 

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import { selectMediaPage } from '../../data/queries/media.js';
-import type { Database } from '../../data/schema.js';
+import { selectMediaPage } from '../../db/queries/media.js';
+import type { Database } from '../../db/schema.js';
 import type { MediaList } from '../api-types.js';
 import { toMediaView } from './media-view.js';
 

@@ -1,4 +1,4 @@
-import type { MediaFactsRow, MediaRow } from '../../data/queries/media.js';
+import type { MediaFactsRow, MediaRow } from '../../db/queries/media.js';
 import type { Media } from '../api-types.js';
 import type { MediaFacts } from '../platforms/index.js';
 

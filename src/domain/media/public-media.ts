@@ -1,9 +1,9 @@
 import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
-import { selectMediaById } from '../../data/queries/media.js';
-import type { Database } from '../../data/schema.js';
-import type { UrlSigner } from '../../secrets/url-signer.js';
-import type { ByteRange, MediaStorage } from '../../storage/media-storage.js';
+import { selectMediaById } from '../../db/queries/media.js';
+import type { Database } from '../../db/schema.js';
+import type { UrlSigner } from '../ports/secrets.js';
+import type { ByteRange, MediaStorage } from '../ports/media-storage.js';
 import { DomainError } from '../errors.js';
 import { isWellFormedId } from '../ids.js';
 

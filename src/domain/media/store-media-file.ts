@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
-import { insertMediaAsset, type MediaRow } from '../../data/queries/media.js';
-import type { Database } from '../../data/schema.js';
-import type { MediaProbe } from '../../probe/media-probe.js';
-import type { MediaStorage, StagedFile } from '../../storage/media-storage.js';
+import { insertMediaAsset, type MediaRow } from '../../db/queries/media.js';
+import type { Database } from '../../db/schema.js';
+import type { MediaProbe } from '../ports/media-probe.js';
+import type { MediaStorage, StagedFile } from '../ports/media-storage.js';
 import { DomainError } from '../errors.js';
 import { newId } from '../ids.js';
 

@@ -1,8 +1,8 @@
 import type { Kysely, Transaction } from 'kysely';
-import { selectActiveAccountsForUser, type ReachableAccount } from '../../data/queries/accounts.js';
-import { selectMediaOwnedByForKeyShare, type MediaFactsRow } from '../../data/queries/media.js';
-import { insertPostWithTargets, type NewPost } from '../../data/queries/posts.js';
-import type { Database } from '../../data/schema.js';
+import { selectActiveAccountsForUser, type ReachableAccount } from '../../db/queries/accounts.js';
+import { selectMediaOwnedByForKeyShare, type MediaFactsRow } from '../../db/queries/media.js';
+import { insertPostWithTargets, type NewPost } from '../../db/queries/posts.js';
+import type { Database } from '../../db/schema.js';
 import type { PostCreateInput, PostCreateResult, PostType } from '../api-types.js';
 import { DomainError, invalidRequest } from '../errors.js';
 import { isWellFormedId, newId } from '../ids.js';

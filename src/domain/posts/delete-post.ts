@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import { deletePostById, deletePostInStatus } from '../../data/queries/posts.js';
-import { selectTargetsOfPost } from '../../data/queries/publishing.js';
-import type { Database, PostStatus } from '../../data/schema.js';
+import { deletePostById, deletePostInStatus } from '../../db/queries/posts.js';
+import { selectTargetsOfPost } from '../../db/queries/publishing.js';
+import type { Database, PostStatus } from '../../db/schema.js';
 import { DomainError } from '../errors.js';
 import { isWellFormedId } from '../ids.js';
 import { POST_NOT_FOUND, withOwnedPost } from './owned-post.js';

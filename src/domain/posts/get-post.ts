@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import { selectPostWithContentsOwnedBy } from '../../data/queries/posts.js';
-import type { Database } from '../../data/schema.js';
+import { selectPostWithContentsOwnedBy } from '../../db/queries/posts.js';
+import type { Database } from '../../db/schema.js';
 import type { PostDetail } from '../api-types.js';
 import { DomainError } from '../errors.js';
 import { isWellFormedId } from '../ids.js';

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import { selectPostsPage } from '../../data/queries/posts.js';
-import type { Database } from '../../data/schema.js';
+import { selectPostsPage } from '../../db/queries/posts.js';
+import type { Database } from '../../db/schema.js';
 import type { PostList, PostStatus } from '../api-types.js';
 import { invalidRequest } from '../errors.js';
 import { decodePostCursor, encodePostCursor } from './post-cursor.js';

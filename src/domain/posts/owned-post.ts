@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
-import { selectPostOwnedByForUpdate, type PostRow } from '../../data/queries/posts.js';
-import type { Database } from '../../data/schema.js';
+import { selectPostOwnedByForUpdate, type PostRow } from '../../db/queries/posts.js';
+import type { Database } from '../../db/schema.js';
 import { DomainError } from '../errors.js';
 import { isWellFormedId } from '../ids.js';
 

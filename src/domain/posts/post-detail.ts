@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
-import { selectPostContents, type PostContents, type PostViewRow, type TargetWithAccount } from '../../data/queries/posts.js';
-import type { Database } from '../../data/schema.js';
+import { selectPostContents, type PostContents, type PostViewRow, type TargetWithAccount } from '../../db/queries/posts.js';
+import type { Database } from '../../db/schema.js';
 import type { PostDetail, PostTarget } from '../api-types.js';
-import type { ErrorCategory } from '../../publishers/publisher.js';
+import type { ErrorCategory } from '../ports/publisher.js';
 import { toPostView } from './post-view.js';
 
 /** A post with its media and targets, as getPost shows it. */

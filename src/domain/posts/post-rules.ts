@@ -1,5 +1,5 @@
-import type { PostRow } from '../../data/queries/posts.js';
-import type { TargetRow } from '../../data/queries/publishing.js';
+import type { PostRow } from '../../db/queries/posts.js';
+import type { TargetRow } from '../../db/queries/publishing.js';
 import { DomainError } from '../errors.js';
 
 /**

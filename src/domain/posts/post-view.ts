@@ -1,4 +1,4 @@
-import type { PostViewRow } from '../../data/queries/posts.js';
+import type { PostViewRow } from '../../db/queries/posts.js';
 import type { Post, PostType } from '../api-types.js';
 
 /** A stored post as the API shows it: UTC timestamps with milliseconds, null scheduledAt on drafts. */

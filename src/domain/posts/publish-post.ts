@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { PostRow } from '../../data/queries/posts.js';
-import { selectAccountsByIds, selectTargetsOfPost, updatePost, updateTarget, type TargetRow } from '../../data/queries/publishing.js';
-import type { Database } from '../../data/schema.js';
+import type { PostRow } from '../../db/queries/posts.js';
+import { selectAccountsByIds, selectTargetsOfPost, updatePost, updateTarget, type TargetRow } from '../../db/queries/publishing.js';
+import type { Database } from '../../db/schema.js';
 import type { PostDetail } from '../api-types.js';
 import { DomainError } from '../errors.js';
 import { settleFailed, standing } from '../publishing/engine.js';

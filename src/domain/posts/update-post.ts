@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import { replacePostContents, selectMediaIdsOfPost, selectPostOwnedByForUpdate, type PostRow } from '../../data/queries/posts.js';
-import { selectTargetsOfPost, updatePost as updatePostRow, type TargetRow } from '../../data/queries/publishing.js';
-import type { Database } from '../../data/schema.js';
+import { replacePostContents, selectMediaIdsOfPost, selectPostOwnedByForUpdate, type PostRow } from '../../db/queries/posts.js';
+import { selectTargetsOfPost, updatePost as updatePostRow, type TargetRow } from '../../db/queries/publishing.js';
+import type { Database } from '../../db/schema.js';
 import type { PostDetail, PostType, PostUpdateInput } from '../api-types.js';
 import { checkPost, postContents, type ValidatedPostCreateInput } from './create-post.js';
 import { withOwnedPost } from './owned-post.js';

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../data/schema.js';
+import type { Database } from '../../db/schema.js';
 import type { PostValidation } from '../api-types.js';
 import { captionLengths, findViolationPerTarget } from '../platforms/index.js';
 import { ownedTargets, type ValidatedPostCreateInput } from './create-post.js';

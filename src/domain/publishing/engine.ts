@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { AccountRow } from '../../data/queries/accounts.js';
-import type { MediaRow } from '../../data/queries/media.js';
-import type { PostRow } from '../../data/queries/posts.js';
+import type { AccountRow } from '../../db/queries/accounts.js';
+import type { MediaRow } from '../../db/queries/media.js';
+import type { PostRow } from '../../db/queries/posts.js';
 import {
   insertPartsIfMissing,
   lockAccountPacing,
@@ -19,11 +19,11 @@ import {
   updateTargetOfAttempt,
   type PartRow,
   type TargetRow,
-} from '../../data/queries/publishing.js';
-import type { Database } from '../../data/schema.js';
-import type { ErrorCategory, MediaToPublish, PublishHooks, PublishOutcome, PublishRequest, PublishedPart } from '../../publishers/publisher.js';
-import type { PublisherRegistry } from '../../publishers/registry.js';
-import type { MediaStorage } from '../../storage/media-storage.js';
+} from '../../db/queries/publishing.js';
+import type { Database } from '../../db/schema.js';
+import type { ErrorCategory, MediaToPublish, PublishHooks, PublishOutcome, PublishRequest, PublishedPart } from '../ports/publisher.js';
+import type { PublisherRegistry } from '../ports/publisher-registry.js';
+import type { MediaStorage } from '../ports/media-storage.js';
 import { errorName } from '../errors.js';
 import { toMediaFacts } from '../media/media-view.js';
 import { publicMediaUrl, type PublicMediaUrls } from '../media/public-media.js';

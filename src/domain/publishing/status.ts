@@ -1,4 +1,4 @@
-import type { PostStatus, TargetState } from '../../data/schema.js';
+import type { PostStatus, TargetState } from '../../db/schema.js';
 
 export interface TargetStanding {
   state: TargetState;

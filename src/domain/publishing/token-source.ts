@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import { selectCredentialsForUpdate, updateCredentialsIfVersion } from '../../data/queries/publishing.js';
-import type { Database } from '../../data/schema.js';
-import type { CredentialVault } from '../../secrets/credential-vault.js';
+import { selectCredentialsForUpdate, updateCredentialsIfVersion } from '../../db/queries/publishing.js';
+import type { Database } from '../../db/schema.js';
+import type { CredentialVault } from '../ports/secrets.js';
 
 /** The credentials cannot be refreshed here: the account was disconnected meanwhile. */
 export class CredentialsGoneError extends Error {

@@ -12,10 +12,10 @@ import {
   type DeliveryRow,
   type EndpointRow,
   type EventRow,
-} from '../../data/queries/webhooks.js';
-import type { Database } from '../../data/schema.js';
-import type { CredentialVault } from '../../secrets/credential-vault.js';
-import type { WebhookResponse, WebhookSender } from '../../webhook-sender/webhook-sender.js';
+} from '../../db/queries/webhooks.js';
+import type { Database } from '../../db/schema.js';
+import type { CredentialVault } from '../ports/secrets.js';
+import type { WebhookResponse, WebhookSender } from '../ports/webhook-sender.js';
 import { errorName } from '../errors.js';
 import { openWebhookSecret } from './secrets.js';
 import { deliveryLeaseMs, retryDelayMs, type WebhookSettings } from './settings.js';

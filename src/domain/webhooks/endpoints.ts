@@ -8,9 +8,9 @@ import {
   selectEndpointsPage,
   updateEndpointOwnedBy,
   type EndpointRow,
-} from '../../data/queries/webhooks.js';
-import type { Database, WebhookEndpointsTable } from '../../data/schema.js';
-import type { CredentialVault } from '../../secrets/credential-vault.js';
+} from '../../db/queries/webhooks.js';
+import type { Database, WebhookEndpointsTable } from '../../db/schema.js';
+import type { CredentialVault } from '../ports/secrets.js';
 import type { PingEvent, Webhook, WebhookCreateInput, WebhookDeliveryList, WebhookList, WebhookUpdateInput, WebhookWithSecret } from '../api-types.js';
 import { DomainError } from '../errors.js';
 import { isWellFormedId, newId } from '../ids.js';

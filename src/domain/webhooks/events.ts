@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
-import type { AccountRow } from '../../data/queries/accounts.js';
-import type { PostRow } from '../../data/queries/posts.js';
-import { insertDeliveries, insertEvent, selectEnabledEndpoints } from '../../data/queries/webhooks.js';
-import type { Database, WebhookEventType } from '../../data/schema.js';
+import type { AccountRow } from '../../db/queries/accounts.js';
+import type { PostRow } from '../../db/queries/posts.js';
+import { insertDeliveries, insertEvent, selectEnabledEndpoints } from '../../db/queries/webhooks.js';
+import type { Database, WebhookEventType } from '../../db/schema.js';
 import { toAccountView } from '../accounts.js';
 import type { PostDetail } from '../api-types.js';
 import { newId } from '../ids.js';

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import { deleteEventsCreatedBefore } from '../../data/queries/webhooks.js';
-import type { Database } from '../../data/schema.js';
+import { deleteEventsCreatedBefore } from '../../db/queries/webhooks.js';
+import type { Database } from '../../db/schema.js';
 import type { WebhookSettings } from './settings.js';
 
 /** Events deleted per statement: each statement's locks and work stay small, whatever the backlog. */

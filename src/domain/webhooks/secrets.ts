@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { CredentialVault } from '../../secrets/credential-vault.js';
+import type { CredentialVault } from '../ports/secrets.js';
 
 /** A Standard Webhooks secret: `whsec_` and the base64 of 24 random bytes (the spec asks for 24 to 64). */
 export function newWebhookSecret(): string {

@@ -1,4 +1,4 @@
-import type { AttemptRow, EndpointRow } from '../../data/queries/webhooks.js';
+import type { AttemptRow, EndpointRow } from '../../db/queries/webhooks.js';
 import type { Webhook, WebhookDelivery } from '../api-types.js';
 
 /** A stored endpoint as the API shows it, never with a secret; a previous secret that no longer signs is not mentioned. */

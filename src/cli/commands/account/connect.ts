@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { readEnvironment } from '../../../config/environment.js';
+import { readEnvironment } from '../../wiring/configuration.js';
 import type { AccountConnectInput } from '../../../domain/api-types.js';
 import { readSecretArgument } from '../../option-parsers.js';
 import { runCommand } from '../../run-command.js';
@@ -51,7 +51,7 @@ export function accountConnectCommand(): Command {
       }
       const [{ connectAccountFor }, { createAccountParts }] = await Promise.all([
         import('../../../domain/live-accounts.js'),
-        import('../../../worker/runtime.js'),
+        import('../../wiring/dependencies.js'),
       ]);
       const parts = await createAccountParts(readEnvironment(), db);
       // The platform is checked by the domain's connect rules (only Bluesky and Mastodon connect live).

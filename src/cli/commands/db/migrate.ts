@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { migrateToLatest } from '../../../data/migrate.js';
+import { migrateToLatest } from '../../../db/migrate.js';
 import { runCommand } from '../../run-command.js';
 
 export function dbMigrateCommand(): Command {

@@ -1,0 +1,90 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { access, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { isValidStorageKey, type ByteRange, type MediaStorage, type StagedFile } from '../../domain/ports/media-storage.js';
+
+/**
+ * Media files in a local folder: `<root>/files/<userId>/<mediaId>`, staging in `<root>/staging`.
+ * Paths are built only from service-generated keys, never from names a client sends.
+ */
+export class LocalDiskStorage implements MediaStorage {
+  readonly #files: string;
+  readonly #staging: string;
+
+  constructor(root: string) {
+    this.#files = join(root, 'files');
+    this.#staging = join(root, 'staging');
+  }
+
+  async stage(source: Readable): Promise<StagedFile> {
+    await mkdir(this.#staging, { recursive: true });
+    const path = join(this.#staging, randomUUID());
+    const hash = createHash('sha256');
+    try {
+      await pipeline(
+        source,
+        async function* (chunks: AsyncIterable<Buffer>) {
+          for await (const chunk of chunks) {
+            hash.update(chunk);
+            yield chunk;
+          }
+        },
+        createWriteStream(path, { flags: 'wx' }),
+      );
+    } catch (err) {
+      await rm(path, { force: true });
+      throw err;
+    }
+    const { size } = await stat(path);
+    return { path, bytes: size, sha256: hash.digest('hex'), discard: () => rm(path, { force: true }) };
+  }
+
+  async commit(staged: StagedFile, key: string): Promise<void> {
+    const target = this.#pathOf(key);
+    await mkdir(dirname(target), { recursive: true });
+    await rename(staged.path, target);
+  }
+
+  async remove(key: string): Promise<void> {
+    await rm(this.#pathOf(key), { force: true });
+  }
+
+  async open(key: string, range?: ByteRange): Promise<Readable> {
+    const path = this.#pathOf(key);
+    // A missing file rejects here, not later as a stream error in the middle of an upload.
+    await access(path);
+    return createReadStream(path, range);
+  }
+
+  async removeStagedBefore(cutoff: Date): Promise<number> {
+    let names: string[];
+    try {
+      names = await readdir(this.#staging);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+      throw err;
+    }
+    let removed = 0;
+    for (const name of names) {
+      const path = join(this.#staging, name);
+      // A file gone meanwhile was an upload that has just finished.
+      const stats = await stat(path).catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') return undefined;
+        throw err;
+      });
+      if (stats?.isFile() && stats.mtime < cutoff) {
+        await rm(path, { force: true });
+        removed += 1;
+      }
+    }
+    return removed;
+  }
+
+  #pathOf(key: string): string {
+    if (!isValidStorageKey(key)) throw new Error('Invalid storage key');
+    return join(this.#files, key);
+  }
+}

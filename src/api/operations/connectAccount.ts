@@ -1,0 +1,12 @@
+import type { OperationHandler } from '../contract/handler-types.js';
+import { connectAccountFor } from '../../domain/live-accounts.js';
+import { callerOf } from '../kit/caller.js';
+import type { OperationContext } from '../kit/context.js';
+
+export function connectAccountHandler(ctx: OperationContext): OperationHandler<'connectAccount'> {
+  return async (req, reply) => {
+    const { account } = await connectAccountFor({ db: ctx.db(), ...ctx.publishing() }, { userId: callerOf(req).userId }, req.body);
+    reply.code(201);
+    return account;
+  };
+}

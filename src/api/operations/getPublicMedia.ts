@@ -1,0 +1,30 @@
+import parseRange from 'range-parser';
+import type { OperationHandler } from '../contract/handler-types.js';
+import { DomainError } from '../../domain/errors.js';
+import { openPublicMedia } from '../../domain/media/public-media.js';
+import type { OperationContext } from '../kit/context.js';
+
+/** Serves a media file to whoever holds its signed URL: whole, or one byte range of it. */
+export function getPublicMediaHandler(ctx: OperationContext): OperationHandler<'getPublicMedia'> {
+  return async (req, reply) => {
+    const { id } = req.params;
+    const { expires, signature } = req.query;
+    const file = await openPublicMedia(ctx.db(), ctx.media.storage, ctx.publishing().publicMedia, { id, expires, signature, now: ctx.now() });
+    reply.header('accept-ranges', 'bytes').header('cache-control', 'private, no-transform');
+    const ranges = req.headers.range === undefined ? undefined : parseRange(file.bytes, req.headers.range, { combine: true });
+    if (ranges === -1) {
+      reply.header('content-range', `bytes */${file.bytes}`);
+      throw new DomainError('range_not_satisfiable', `Range not satisfiable: the file has ${file.bytes} bytes`);
+    }
+    // No Range, a malformed one (-2), a unit other than bytes, or several ranges: the whole file (RFC 9110 §14.2).
+    const range = ranges !== undefined && ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1 ? ranges[0] : undefined;
+    const stream = await file.open(range);
+    reply.type(file.mime);
+    if (range === undefined) return reply.header('content-length', file.bytes).send(stream);
+    return reply
+      .code(206)
+      .header('content-range', `bytes ${range.start}-${range.end}/${file.bytes}`)
+      .header('content-length', range.end - range.start + 1)
+      .send(stream);
+  };
+}

@@ -1,8 +1,0 @@
-import type { OperationHandler } from '../contract/handler-types.js';
-import { updateWebhook } from '../domain/webhooks/endpoints.js';
-import { callerOf } from '../operations-kit/caller.js';
-import type { OperationContext } from '../operations-kit/context.js';
-
-export function updateWebhookHandler(ctx: OperationContext): OperationHandler<'updateWebhook'> {
-  return async (req) => updateWebhook({ db: ctx.db(), ...ctx.publishing() }, callerOf(req).userId, req.params.id, req.body, ctx.now());
-}

@@ -1,8 +1,0 @@
-import { defaulted, type OperationHandler } from '../contract/handler-types.js';
-import { validatePost } from '../domain/posts/validate-post.js';
-import { callerOf } from '../operations-kit/caller.js';
-import type { OperationContext } from '../operations-kit/context.js';
-
-export function validatePostHandler(ctx: OperationContext): OperationHandler<'validatePost'> {
-  return async (req) => validatePost(ctx.db(), callerOf(req).userId, { ...req.body, postType: defaulted(req.body.postType, 'postType') }, ctx.now());
-}
