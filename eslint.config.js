@@ -76,6 +76,13 @@ export default defineConfig(
     },
   },
   {
+    files: ['src/**'],
+    ignores: ['src/cli/wiring/configuration.ts'],
+    rules: {
+      'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read settings from the configuration table (src/cli/wiring/configuration.ts), where each has its type and default.' }],
+    },
+  },
+  {
     files: ['src/domain/**', 'src/db/**'],
     rules: {
       'no-restricted-imports': [

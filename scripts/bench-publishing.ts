@@ -30,7 +30,7 @@ import type { Database } from '../src/db/schema.js';
 import { connectAccount } from '../src/domain/accounts.js';
 import { newId } from '../src/domain/ids.js';
 import { createPost } from '../src/domain/posts/create-post.js';
-import { publishNextDuePost } from '../src/domain/publishing/engine.js';
+import { publishNextDuePost } from '../src/domain/publishing/publication.js';
 import { createUser } from '../src/domain/users.js';
 import { createWebhook } from '../src/domain/webhooks/endpoints.js';
 import { LocalDiskStorage } from '../src/adapters/storage/local-disk-storage.js';

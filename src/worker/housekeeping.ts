@@ -3,7 +3,7 @@ import type { Database } from '../db/schema.js';
 import { errorName } from '../domain/errors.js';
 import { purgeExpiredIdempotencyKeys } from '../domain/idempotency.js';
 import { removeAbandonedUploads } from '../domain/media/abandoned-uploads.js';
-import type { PublishingDeps } from '../domain/publishing/engine.js';
+import type { PublishingDeps } from '../domain/publishing/publication.js';
 import { deleteExpiredEvents } from '../domain/webhooks/retention.js';
 
 /** How often a running worker keeps house. */

@@ -1,5 +1,5 @@
 import { errorName } from '../domain/errors.js';
-import { publishNextDuePost, takeNextDuePost, type PublishingDeps } from '../domain/publishing/engine.js';
+import { publishNextDuePost, takeNextDuePost, type PublishingDeps } from '../domain/publishing/publication.js';
 import { deliverNextDue, takeNextDueDelivery, type DeliveryDeps } from '../domain/webhooks/delivery.js';
 import { DUE_CHANNEL, selectNextDueWait, selectSoonestPostCheckAfter } from '../db/queries/publishing.js';
 import { selectNextDeliveryLeaseEnd, selectSoonestDeliveryDueAfter } from '../db/queries/webhooks.js';

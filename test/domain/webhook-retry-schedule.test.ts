@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_WEBHOOK_SETTINGS, retryDelayMs } from '../../src/domain/webhooks/settings.js';
+import { readEnvironment } from '../../src/cli/wiring/configuration.js';
+import { WEBHOOK_LIMITS, retryDelayMs } from '../../src/domain/webhooks/settings.js';
+
+const DEFAULT_WEBHOOK_SETTINGS = { ...WEBHOOK_LIMITS, ...readEnvironment({}).webhooks };
 
 describe('the webhook retry schedule', () => {
   const waits = (random: () => number) => Array.from({ length: DEFAULT_WEBHOOK_SETTINGS.maxAttempts - 1 }, (_, i) => retryDelayMs(DEFAULT_WEBHOOK_SETTINGS, i + 1, random));

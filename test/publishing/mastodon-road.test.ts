@@ -7,7 +7,7 @@ import { makeMediaFiles, multipartBody, type MediaFiles } from '../support/media
 import { unusedPort } from '../support/ports.js';
 import { expectEventMatchesSpec } from '../support/contract.js';
 import { startTestReceiver, verifiedWith } from '../support/webhook-receiver.js';
-import { publishNextDuePost } from '../../src/domain/publishing/engine.js';
+import { publishNextDuePost } from '../../src/domain/publishing/publication.js';
 
 // The whole road to Mastodon: connect through the API, publish with the worker, and assert what
 // the instance (a fake written from Mastodon's documentation) received and holds.

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createPost } from '../../src/domain/posts/create-post.js';
 import { publishPostNow } from '../../src/domain/posts/publish-post.js';
 import { updatePost } from '../../src/domain/posts/update-post.js';
-import { takeNextDuePost } from '../../src/domain/publishing/engine.js';
+import { takeNextDuePost } from '../../src/domain/publishing/publication.js';
 import { createWebhook } from '../../src/domain/webhooks/endpoints.js';
 import { LocalDiskStorage } from '../../src/adapters/storage/local-disk-storage.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';

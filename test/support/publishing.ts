@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { Kysely } from 'kysely';
 import { readEnvironment } from '../../src/cli/wiring/configuration.js';
 import type { Database } from '../../src/db/schema.js';
-import type { PublishingDeps } from '../../src/domain/publishing/engine.js';
+import type { PublishingDeps } from '../../src/domain/publishing/publication.js';
 import type { PublishingSettings } from '../../src/domain/publishing/settings.js';
 import type { PublishingParts } from '../../src/api/kit/context.js';
 import type { MediaStorage } from '../../src/domain/ports/media-storage.js';

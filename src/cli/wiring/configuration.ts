@@ -1,6 +1,52 @@
 import { resolve } from 'node:path';
+import envSchema from 'env-schema';
 
-/** Everything the service reads from its environment; README.md lists the same variables. */
+/**
+ * Every variable the service reads, with its type, bounds and default: the one place a default is
+ * defined. README.md's configuration table lists the same names and defaults (a test holds them
+ * together), and nothing outside this file reads `process.env` (a lint rule holds that).
+ */
+export const CONFIGURATION = {
+  type: 'object',
+  properties: {
+    DATABASE_URL: { type: 'string', description: 'A PostgreSQL connection string; unset: the embedded PostgreSQL in HERALD_DATA_DIR' },
+    HERALD_DATA_DIR: { type: 'string', default: './.herald' },
+    PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3000 },
+    HOST: { type: 'string', default: '127.0.0.1' },
+    // Unset: this machine at PORT, which only local clients reach.
+    HERALD_PUBLIC_URL: { type: 'string' },
+    HERALD_MIGRATE_ON_START: { type: 'boolean', default: false },
+    HERALD_DEMO_ON_FIRST_START: { type: 'boolean', default: false },
+    HERALD_MAX_UPLOAD_BYTES: { type: 'integer', minimum: 1, default: 512 * 1024 * 1024 },
+    HERALD_SECRET_KEY: { type: 'string' },
+    HERALD_ALLOW_PRIVATE_NETWORK: { type: 'boolean', default: false },
+    HERALD_WORKER: { type: 'boolean', default: true },
+    HERALD_WORKER_CONCURRENCY: { type: 'integer', minimum: 1, default: 4 },
+    HERALD_MAX_LATENESS_SECONDS: { type: 'integer', minimum: 1, default: 3600 },
+    HERALD_PUBLISH_LEASE_SECONDS: { type: 'integer', minimum: 1, default: 300 },
+    HERALD_RETRY_BASE_MS: { type: 'integer', minimum: 1, default: 30_000 },
+    HERALD_LIVE_SPACING_MS: { type: 'integer', minimum: 0, default: 1000 },
+    // Unset: each platform's own pace.
+    HERALD_POLL_INTERVAL_MS: { type: 'integer', minimum: 1 },
+    HERALD_WEBHOOK_TIMEOUT_MS: { type: 'integer', minimum: 1, default: 10_000 },
+    HERALD_WEBHOOK_RETRY_BASE_MS: { type: 'integer', minimum: 1, default: 10_000 },
+    HERALD_EVENT_RETENTION_DAYS: { type: 'integer', minimum: 1, default: 30 },
+    LOG_LEVEL: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' },
+    HERALD_RATE_LIMIT_PER_MINUTE: { type: 'integer', minimum: 1, default: 600 },
+    HERALD_RATE_LIMIT_WRITES_PER_MINUTE: { type: 'integer', minimum: 1, default: 120 },
+    HERALD_RATE_LIMIT_ANONYMOUS_PER_MINUTE: { type: 'integer', minimum: 1, default: 60 },
+    REDIS_URL: { type: 'string' },
+    HERALD_TRUST_PROXY: { type: 'string', default: 'false' },
+  },
+} as const;
+
+type Properties = typeof CONFIGURATION.properties;
+type Variable = keyof Properties;
+type ValueOf<P> = P extends { type: 'integer' } ? number : P extends { type: 'boolean' } ? boolean : string;
+/** The variables as read: those with a default are always there. */
+type Variables = { [K in Variable]: Properties[K] extends { default: unknown } ? ValueOf<Properties[K]> : ValueOf<Properties[K]> | undefined };
+
+/** The configuration of one process, read from its environment. */
 export interface Environment {
   /** Postgres connection string; without it the embedded database in dataDir is used. */
   databaseUrl: string | undefined;
@@ -40,66 +86,81 @@ export interface Environment {
   /** Fastify's trustProxy: false, true, or a comma-separated list of proxy addresses or CIDR ranges. */
   trustProxy: boolean | string;
   webhooks: {
-    /** How long a webhook endpoint has to answer one request. */
     timeoutMs: number;
-    /** The wait after a webhook's first failed attempt; each next one is five times longer. */
     retryBaseMs: number;
-    /** How long webhook events, their deliveries and attempts are kept, in days. */
     eventRetentionDays: number;
   };
 }
 
 export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environment {
+  const v = readVariables(env);
   return {
-    databaseUrl: nonEmpty(env.DATABASE_URL),
-    dataDir: resolve(nonEmpty(env.HERALD_DATA_DIR) ?? '.herald'),
-    host: nonEmpty(env.HOST) ?? '127.0.0.1',
-    port: port(env.PORT),
-    publicUrl: publicUrl(env.HERALD_PUBLIC_URL, port(env.PORT)),
-    migrateOnStart: flag('HERALD_MIGRATE_ON_START', env.HERALD_MIGRATE_ON_START),
-    demoOnFirstStart: flag('HERALD_DEMO_ON_FIRST_START', env.HERALD_DEMO_ON_FIRST_START),
-    logLevel: nonEmpty(env.LOG_LEVEL) ?? 'info',
-    maxUploadBytes: positiveInteger('HERALD_MAX_UPLOAD_BYTES', env.HERALD_MAX_UPLOAD_BYTES, 512 * 1024 * 1024),
-    secretKey: nonEmpty(env.HERALD_SECRET_KEY),
-    allowPrivateNetwork: flag('HERALD_ALLOW_PRIVATE_NETWORK', env.HERALD_ALLOW_PRIVATE_NETWORK),
-    inProcessWorker: env.HERALD_WORKER === undefined ? true : flag('HERALD_WORKER', env.HERALD_WORKER),
-    workerConcurrency: positiveInteger('HERALD_WORKER_CONCURRENCY', env.HERALD_WORKER_CONCURRENCY, 4),
+    databaseUrl: v.DATABASE_URL,
+    dataDir: resolve(v.HERALD_DATA_DIR),
+    host: v.HOST,
+    port: v.PORT,
+    publicUrl: publicUrl(v.HERALD_PUBLIC_URL, v.PORT),
+    migrateOnStart: v.HERALD_MIGRATE_ON_START,
+    demoOnFirstStart: v.HERALD_DEMO_ON_FIRST_START,
+    logLevel: v.LOG_LEVEL,
+    maxUploadBytes: v.HERALD_MAX_UPLOAD_BYTES,
+    secretKey: v.HERALD_SECRET_KEY,
+    allowPrivateNetwork: v.HERALD_ALLOW_PRIVATE_NETWORK,
+    inProcessWorker: v.HERALD_WORKER,
+    workerConcurrency: v.HERALD_WORKER_CONCURRENCY,
     publishing: {
-      leaseMs: 1000 * positiveInteger('HERALD_PUBLISH_LEASE_SECONDS', env.HERALD_PUBLISH_LEASE_SECONDS, 300),
-      maxLatenessMs: 1000 * positiveInteger('HERALD_MAX_LATENESS_SECONDS', env.HERALD_MAX_LATENESS_SECONDS, 3600),
-      backoffBaseMs: positiveInteger('HERALD_RETRY_BASE_MS', env.HERALD_RETRY_BASE_MS, 30_000),
-      liveSpacingMs: nonNegativeInteger('HERALD_LIVE_SPACING_MS', env.HERALD_LIVE_SPACING_MS, 1000),
-      pollIntervalMs: nonEmpty(env.HERALD_POLL_INTERVAL_MS) === undefined ? null : positiveInteger('HERALD_POLL_INTERVAL_MS', env.HERALD_POLL_INTERVAL_MS, 1),
+      leaseMs: 1000 * v.HERALD_PUBLISH_LEASE_SECONDS,
+      maxLatenessMs: 1000 * v.HERALD_MAX_LATENESS_SECONDS,
+      backoffBaseMs: v.HERALD_RETRY_BASE_MS,
+      liveSpacingMs: v.HERALD_LIVE_SPACING_MS,
+      pollIntervalMs: v.HERALD_POLL_INTERVAL_MS ?? null,
     },
     rateLimits: {
-      perKeyPerMinute: positiveInteger('HERALD_RATE_LIMIT_PER_MINUTE', env.HERALD_RATE_LIMIT_PER_MINUTE, 600),
-      writesPerKeyPerMinute: positiveInteger('HERALD_RATE_LIMIT_WRITES_PER_MINUTE', env.HERALD_RATE_LIMIT_WRITES_PER_MINUTE, 120),
-      perAddressPerMinute: positiveInteger('HERALD_RATE_LIMIT_ANONYMOUS_PER_MINUTE', env.HERALD_RATE_LIMIT_ANONYMOUS_PER_MINUTE, 60),
+      perKeyPerMinute: v.HERALD_RATE_LIMIT_PER_MINUTE,
+      writesPerKeyPerMinute: v.HERALD_RATE_LIMIT_WRITES_PER_MINUTE,
+      perAddressPerMinute: v.HERALD_RATE_LIMIT_ANONYMOUS_PER_MINUTE,
     },
-    redisUrl: nonEmpty(env.REDIS_URL),
-    trustProxy: trustProxy(env.HERALD_TRUST_PROXY),
+    redisUrl: v.REDIS_URL,
+    trustProxy: trustProxy(v.HERALD_TRUST_PROXY),
     webhooks: {
-      timeoutMs: positiveInteger('HERALD_WEBHOOK_TIMEOUT_MS', env.HERALD_WEBHOOK_TIMEOUT_MS, 10_000),
-      retryBaseMs: positiveInteger('HERALD_WEBHOOK_RETRY_BASE_MS', env.HERALD_WEBHOOK_RETRY_BASE_MS, 10_000),
-      eventRetentionDays: positiveInteger('HERALD_EVENT_RETENTION_DAYS', env.HERALD_EVENT_RETENTION_DAYS, 30),
+      timeoutMs: v.HERALD_WEBHOOK_TIMEOUT_MS,
+      retryBaseMs: v.HERALD_WEBHOOK_RETRY_BASE_MS,
+      eventRetentionDays: v.HERALD_EVENT_RETENTION_DAYS,
     },
   };
 }
 
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value.trim() === '' ? undefined : value;
+/**
+ * The table's variables from `env`, validated and with their defaults. A blank value counts as
+ * unset, and a flag also takes 1 and 0 in any case; a value the table refuses is one error naming
+ * each variable, what it must be and what it was.
+ */
+function readVariables(env: NodeJS.ProcessEnv): Variables {
+  const given: Record<string, string> = {};
+  for (const name of Object.keys(CONFIGURATION.properties) as Variable[]) {
+    const value = env[name];
+    if (value === undefined || value.trim() === '') continue;
+    given[name] = CONFIGURATION.properties[name].type === 'boolean' ? flag(value) : value;
+  }
+  try {
+    return envSchema<Variables>({ schema: structuredClone(CONFIGURATION) as object, data: given, env: false });
+  } catch (err) {
+    const errors = (err as { errors?: { instancePath: string; message?: string }[] }).errors ?? [];
+    const problems = errors.map(({ instancePath, message }) => {
+      const name = instancePath.slice(1);
+      return `${name} ${message ?? 'is invalid'}, got ${given[name] ?? 'nothing'}`;
+    });
+    throw new Error(problems.length > 0 ? problems.join('; ') : 'The environment is invalid');
+  }
 }
 
-function port(value: string | undefined): number {
-  if (nonEmpty(value) === undefined) return 3000;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`PORT must be an integer from 0 to 65535, got ${value}`);
-  return n;
+function flag(value: string): string {
+  const v = value.trim().toLowerCase();
+  return v === '1' ? 'true' : v === '0' ? 'false' : v;
 }
 
-/** An absolute http(s) URL without query or fragment; unset: this machine at PORT, which only local clients reach. */
-function publicUrl(value: string | undefined, listenPort: number): string {
-  const given = nonEmpty(value);
+/** An absolute http(s) URL without query or fragment; unset: this machine at PORT. */
+function publicUrl(given: string | undefined, listenPort: number): string {
   if (given === undefined) return `http://127.0.0.1:${listenPort}`;
   let url: URL;
   try {
@@ -113,26 +174,8 @@ function publicUrl(value: string | undefined, listenPort: number): string {
   return given.replace(/\/+$/, '');
 }
 
-function positiveInteger(name: string, value: string | undefined, fallback: number): number {
-  if (nonEmpty(value) === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got ${value}`);
-  return n;
-}
-
-function nonNegativeInteger(name: string, value: string | undefined, fallback: number): number {
-  return value === '0' ? 0 : positiveInteger(name, value, fallback);
-}
-
-function trustProxy(value: string | undefined): boolean | string {
-  const v = nonEmpty(value)?.trim();
-  if (v === undefined || v.toLowerCase() === 'false') return false;
+function trustProxy(value: string): boolean | string {
+  const v = value.trim();
+  if (v.toLowerCase() === 'false') return false;
   return v.toLowerCase() === 'true' ? true : v;
-}
-
-function flag(name: string, value: string | undefined): boolean {
-  const v = nonEmpty(value)?.toLowerCase();
-  if (v === undefined || v === 'false' || v === '0') return false;
-  if (v === 'true' || v === '1') return true;
-  throw new Error(`${name} must be true or false, got ${value}`);
 }

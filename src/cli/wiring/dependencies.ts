@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Environment } from './configuration.js';
 import type { Database } from '../../db/schema.js';
-import type { PublishingDeps, PublishingLog } from '../../domain/publishing/engine.js';
-import { DEFAULT_PUBLISHING_SETTINGS } from '../../domain/publishing/settings.js';
-import { DEFAULT_WEBHOOK_SETTINGS } from '../../domain/webhooks/settings.js';
+import type { PublishingDeps, PublishingLog } from '../../domain/publishing/publication.js';
+import { PUBLISHING_LIMITS } from '../../domain/publishing/settings.js';
+import { WEBHOOK_LIMITS } from '../../domain/webhooks/settings.js';
 import { assertUrlAllowed, createGuardedFetch } from '../../adapters/net/guarded-fetch.js';
 import { createPublisherRegistry, type PublisherRegistry } from '../../domain/ports/publisher-registry.js';
 import { createSandboxPublisher } from '../../adapters/platforms/sandbox.js';
@@ -51,10 +51,10 @@ export async function createPublishingRuntime(env: Environment, db: Kysely<Datab
       vault: parts.vault,
       storage: options.storage,
       publicMedia: parts.publicMedia,
-      settings: { ...DEFAULT_PUBLISHING_SETTINGS, ...env.publishing },
+      settings: { ...PUBLISHING_LIMITS, ...env.publishing },
       webhooks: {
         sender: createWebhookSender({ fetch: createGuardedFetch({ allowPrivateNetwork: env.allowPrivateNetwork }), timeoutMs: env.webhooks.timeoutMs }),
-        settings: { ...DEFAULT_WEBHOOK_SETTINGS, ...env.webhooks },
+        settings: { ...WEBHOOK_LIMITS, ...env.webhooks },
       },
       now: () => new Date(),
       log,

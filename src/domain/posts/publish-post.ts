@@ -4,9 +4,9 @@ import { selectAccountsByIds, selectTargetsOfPost, updatePost, updateTarget, typ
 import type { Database } from '../../db/schema.js';
 import type { PostDetail } from '../api-types.js';
 import { DomainError } from '../errors.js';
-import { settleFailed, standing } from '../publishing/engine.js';
-import { accountsOutOfReach, OWNER_LOST_ACCESS } from '../publishing/reach.js';
+import { accountsOutOfReach } from '../publishing/reach.js';
 import { summarisePostStatus } from '../publishing/status.js';
+import { OWNER_LOST_ACCESS, settleFailed, standing } from '../publishing/target-machine.js';
 import { emitPublishingEvents, type PublishingChange } from '../webhooks/events.js';
 import { withOwnedPost } from './owned-post.js';
 import { loadPostDetail } from './post-detail.js';

@@ -2,9 +2,6 @@ import type { Kysely } from 'kysely';
 import { selectAccountIdsReachableBy, type AccountRow } from '../../db/queries/accounts.js';
 import type { Database } from '../../db/schema.js';
 
-/** Why a target fails when its post's owner can no longer post to its account (they left its organization). */
-export const OWNER_LOST_ACCESS = "The post's owner no longer has access to this account";
-
 /**
  * The accounts among these that the user can no longer post to: neither theirs nor an
  * organization's they are a member of. Access is checked when a post is saved and again each

@@ -1,4 +1,4 @@
-/** How the publishing road behaves; every value can be set from the environment (README). */
+/** How the publishing road behaves. */
 export interface PublishingSettings {
   /** How long a worker holds a target it is publishing before another may take it as interrupted. */
   leaseMs: number;
@@ -15,15 +15,11 @@ export interface PublishingSettings {
   pollIntervalMs: number | null;
 }
 
-export const DEFAULT_PUBLISHING_SETTINGS: PublishingSettings = {
-  leaseMs: 5 * 60_000,
-  maxLatenessMs: 60 * 60_000,
+/** What the environment does not set: the rest comes from the configuration table (src/cli/wiring/configuration.ts). */
+export const PUBLISHING_LIMITS = {
   maxAttempts: 5,
-  backoffBaseMs: 30_000,
   maxBackoffMs: 30 * 60_000,
-  liveSpacingMs: 1_000,
-  pollIntervalMs: null,
-};
+} satisfies Partial<PublishingSettings>;
 
 /** Exponential backoff with "equal jitter": half the delay fixed, half random, so retries of many targets spread out. */
 export function backoffMs(settings: PublishingSettings, attempt: number, random: () => number = Math.random): number {

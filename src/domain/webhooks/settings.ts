@@ -1,4 +1,4 @@
-/** How webhook delivery behaves; the timeout, the retry base and the retention can be set from the environment (README). */
+/** How webhook delivery behaves. */
 export interface WebhookSettings {
   /** How long an endpoint has to answer one request. */
   timeoutMs: number;
@@ -18,15 +18,13 @@ export interface WebhookSettings {
   eventRetentionDays: number;
 }
 
-export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
-  timeoutMs: 10_000,
+/** What the environment does not set: the rest comes from the configuration table (src/cli/wiring/configuration.ts). */
+export const WEBHOOK_LIMITS = {
   maxAttempts: 8,
-  retryBaseMs: 10_000,
   maxRetryDelayMs: 12 * 60 * 60_000,
   maxInFlightPerEndpoint: 2,
   maxInFlightPerUser: 4,
-  eventRetentionDays: 30,
-};
+} satisfies Partial<WebhookSettings>;
 
 /**
  * The wait before the attempt after `attemptsMade` failed ones: 10 s, 50 s, 4 min, 21 min, 1.7 h,

@@ -21,7 +21,7 @@ import {
   type TargetRow,
 } from '../../db/queries/publishing.js';
 import type { Database } from '../../db/schema.js';
-import type { ErrorCategory, MediaToPublish, PublishHooks, PublishOutcome, PublishRequest, PublishedPart } from '../ports/publisher.js';
+import type { MediaToPublish, PublishHooks, PublishOutcome, PublishRequest } from '../ports/publisher.js';
 import type { PublisherRegistry } from '../ports/publisher-registry.js';
 import type { MediaStorage } from '../ports/media-storage.js';
 import { errorName } from '../errors.js';
@@ -30,10 +30,17 @@ import { publicMediaUrl, type PublicMediaUrls } from '../media/public-media.js';
 import type { DeliveryDeps, DeliveryLog } from '../webhooks/delivery.js';
 import { emitPublishingEvents, type PublishingChange } from '../webhooks/events.js';
 import { partTexts } from './parts.js';
-import { accountsOutOfReach, OWNER_LOST_ACCESS } from './reach.js';
-import { backoffMs, type PublishingSettings } from './settings.js';
+import { accountsOutOfReach } from './reach.js';
+import type { PublishingSettings } from './settings.js';
 import { summarisePostStatus } from './status.js';
+import { claimStep, failedForGood, nextCheckAfterOutcome, nextCheckAt, outcomeOfReconciliation, outcomeValues, partResult, publisherThrew, settledEventOf, standing, tooLateBy } from './target-machine.js';
 import { refreshCredentials } from './token-source.js';
+
+/*
+ * One publication of a due post, in three steps: claim its targets (in the post's lock), call
+ * their platforms (no lock held), record each outcome (in the post's lock again). What each step
+ * decides is target-machine.ts's; this file reads and writes what those decisions need.
+ */
 
 /** What the publishing road needs (delivering the events it raises included); a worker and a request build it from the same parts. */
 export interface PublishingDeps extends DeliveryDeps {
@@ -113,9 +120,7 @@ async function claimTargets(trx: Kysely<Database>, deps: PublishingDeps, post: P
     if (account !== undefined) account.next_publish_at = nextPublishAt;
   }
   const outOfReach = await accountsOutOfReach(trx, post.user_id, [...accounts.values()]);
-  const lateBy = now.getTime() - post.scheduled_at.getTime();
-  // Lateness is judged once, when a scheduled post is first taken; a post already publishing is not late.
-  const tooLate = post.status === 'scheduled' && lateBy > deps.settings.maxLatenessMs;
+  const lateBy = tooLateBy({ status: post.status, scheduled_at: post.scheduled_at }, now, deps.settings);
   const claimed: ClaimedTarget[] = [];
   const wakeTimes: Date[] = [];
   const settledTargets: PublishingChange['settledTargets'] = [];
@@ -123,25 +128,15 @@ async function claimTargets(trx: Kysely<Database>, deps: PublishingDeps, post: P
   for (const target of targets) {
     const account = accounts.get(target.account_id);
     if (account === undefined) throw new Error(`account ${target.account_id} of ${post.id} is missing`);
-    const due =
-      target.state === 'pending' ||
-      (target.state === 'failed' && target.next_attempt_at !== null && target.next_attempt_at <= now) ||
-      (target.state === 'publishing' && target.lease_until !== null && target.lease_until < now);
-    if (!due) {
-      if (target.state === 'publishing' && target.lease_until !== null) wakeTimes.push(target.lease_until);
-      if (target.state === 'failed' && target.next_attempt_at !== null) wakeTimes.push(target.next_attempt_at);
+    const step = claimStep(target, account, { now, outOfReach: outOfReach.has(account.id), lateBy, settings: deps.settings });
+    if (step.kind === 'wait') {
+      if (step.wakeAt !== null) wakeTimes.push(step.wakeAt);
       continue;
     }
-    const refusal = refusalOf(account, outOfReach.has(account.id), tooLate ? lateBy : null, deps.settings);
-    if (refusal !== null) {
-      const failed = settleFailed(refusal.category, refusal.message);
-      await updateTarget(trx, post.id, target.account_id, failed);
-      Object.assign(target, failed);
+    if (step.kind === 'refuse') {
+      await updateTarget(trx, post.id, target.account_id, step.values);
+      Object.assign(target, step.values);
       settledTargets.push({ accountId: target.account_id, type: 'target.failed' });
-      continue;
-    }
-    if (account.next_publish_at !== null && account.next_publish_at > now) {
-      wakeTimes.push(account.next_publish_at);
       continue;
     }
     const publisher = deps.publishers.for(account);
@@ -154,27 +149,11 @@ async function claimTargets(trx: Kysely<Database>, deps: PublishingDeps, post: P
         return { post_id: post.id, account_id: target.account_id, position, material_key: material.key, material_created_at: material.createdAt, platform_post_id: null, url: null, cid: null, published_at: null };
       }),
     );
-    // A target waiting on the platform is the same attempt looked at again, not one a stopped worker left in doubt.
-    const resumed = target.state === 'publishing' && target.awaiting_platform;
-    const attempt = resumed ? target.attempts : target.attempts + 1;
-    const leaseUntil = new Date(now.getTime() + deps.settings.leaseMs);
-    const taken = {
-      state: 'publishing' as const,
-      attempts: attempt,
-      lease_until: leaseUntil,
-      first_attempt_at: target.first_attempt_at ?? now,
-      in_doubt: target.in_doubt || (target.state === 'publishing' && !resumed),
-      awaiting_platform: false,
-      next_attempt_at: null,
-    };
-    await updateTarget(trx, post.id, target.account_id, taken);
-    Object.assign(target, taken);
-    if (account.mode === 'live') {
-      const base = account.next_publish_at !== null && account.next_publish_at > now ? account.next_publish_at : now;
-      await updateAccount(trx, account.id, { next_publish_at: new Date(base.getTime() + deps.settings.liveSpacingMs) });
-    }
-    wakeTimes.push(leaseUntil);
-    claimed.push({ target, attempt, account, parts: await selectPartsOfTarget(trx, post.id, target.account_id) });
+    await updateTarget(trx, post.id, target.account_id, step.values);
+    Object.assign(target, step.values);
+    if (step.nextPublishAt !== null) await updateAccount(trx, account.id, { next_publish_at: step.nextPublishAt });
+    wakeTimes.push(step.wakeAt);
+    claimed.push({ target, attempt: step.values.attempts, account, parts: await selectPartsOfTarget(trx, post.id, target.account_id) });
   }
 
   const status = summarisePostStatus(targets.map(standing));
@@ -182,37 +161,6 @@ async function claimTargets(trx: Kysely<Database>, deps: PublishingDeps, post: P
   await emitPublishingEvents(trx, { post: { ...post, status, updated_at: now }, previousStatus: post.status, settledTargets, needsReconnect: [] }, now);
   if (claimed.length === 0) return null;
   return { post: { ...post, status }, targets: claimed, media: await selectMediaOfPost(trx, post.id) };
-}
-
-/** Why a due target cannot go out at all; null when it can. */
-function refusalOf(account: AccountRow, outOfReach: boolean, lateBy: number | null, settings: PublishingSettings): { category: ErrorCategory; message: string } | null {
-  if (account.disconnected_at !== null) return { category: 'auth_expired', message: 'The account was disconnected before this post was published' };
-  if (outOfReach) return { category: 'auth_expired', message: OWNER_LOST_ACCESS };
-  if (account.health === 'needs_reconnect') {
-    return { category: 'auth_expired', message: `The account needs to be reconnected: ${account.health_message ?? 'the platform refused its credentials'}` };
-  }
-  if (lateBy !== null) {
-    return {
-      category: 'system_error',
-      message: `Not published: it came due ${Math.round(lateBy / 60_000)} minutes ago, while no worker was running, which is later than the ${Math.round(settings.maxLatenessMs / 60_000)}-minute lateness bound; retry the post to publish it now`,
-    };
-  }
-  return null;
-}
-
-/** A target's values once it has failed for good (no automatic retry). */
-export function settleFailed(category: ErrorCategory, message: string) {
-  return { state: 'failed' as const, error_category: category, error_message: message, next_attempt_at: null, lease_until: null };
-}
-
-/** What the post's status is summed up from. */
-export function standing(target: TargetRow) {
-  return { state: target.state, retrying: target.state === 'failed' && target.next_attempt_at !== null };
-}
-
-/** When a worker next looks at the post: the soonest wake time, never once the post is settled. */
-function nextCheckAt(status: string, wakeTimes: Date[]): Date | null {
-  return status !== 'publishing' || wakeTimes.length === 0 ? null : new Date(Math.min(...wakeTimes.map((t) => t.getTime())));
 }
 
 /** Calls the platforms for every target taken, side by side, and records each outcome. Never throws. */
@@ -224,9 +172,8 @@ async function publishTarget(deps: PublishingDeps, claim: Claim, claimed: Claime
   const { post } = claim;
   const { target, account, attempt } = claimed;
   const outcome = await callPlatform(deps, claim, claimed).catch((error: unknown): PublishOutcome => {
-    // A publisher promises not to throw; if one does, the call may have gone out, so the next attempt is in doubt.
     deps.log.error({ postId: post.id, accountId: account.id, errorName: errorName(error) }, 'publisher threw');
-    return { kind: 'failed', category: 'system_error', message: 'Herald failed while publishing', retryable: true, retryAfter: null, mayHaveCommitted: true, credentialsRevoked: false };
+    return publisherThrew();
   });
   // Nothing after the platform call may fail the step that made it: if this write fails, the target
   // stays publishing, its lease runs out, and the next attempt repeats the same (idempotent) call.
@@ -290,8 +237,8 @@ async function callPlatform(deps: PublishingDeps, claim: Claim, claimed: Claimed
   const doubted = request.inDoubt && publisher.reconcile !== undefined ? request.parts.find((part) => part.published === null) : undefined;
   if (doubted !== undefined && publisher.reconcile !== undefined) {
     const found = await publisher.reconcile(request, doubted);
-    if (found.kind === 'cannot_tell') return { kind: 'unknown', message: found.message };
-    if (found.kind === 'unanswered') return { kind: 'failed', category: 'platform_error', message: found.message, retryable: true, retryAfter: null, mayHaveCommitted: true, credentialsRevoked: false };
+    const ended = outcomeOfReconciliation(found);
+    if (ended !== null) return ended;
     if (found.kind === 'found') {
       await hooks.partPublished(doubted.index, found.part);
       doubted.published = found.part;
@@ -299,14 +246,6 @@ async function callPlatform(deps: PublishingDeps, claim: Claim, claimed: Claimed
     request.inDoubt = false;
   }
   return publisher.publish(request, hooks);
-}
-
-function failedForGood(category: ErrorCategory, message: string): PublishOutcome {
-  return { kind: 'failed', category, message, retryable: false, retryAfter: null, mayHaveCommitted: false, credentialsRevoked: false };
-}
-
-function partResult(part: PublishedPart, now: Date) {
-  return { platform_post_id: part.platformPostId, url: part.url, cid: part.cid, published_at: now };
 }
 
 function toMediaToPublish(deps: Pick<PublishingDeps, 'storage' | 'publicMedia'>, row: MediaRow): MediaToPublish {
@@ -344,16 +283,8 @@ async function recordOutcome(deps: PublishingDeps, postId: string, target: Targe
     }
     const targets = await selectTargetsOfPost(trx, postId);
     const status = summarisePostStatus(targets.map(standing));
-    // The next_check_at set at the claim (the lease's end) still covers targets in flight; it moves
-    // only when this outcome schedules a retry, and goes when the post is settled.
-    // Waiting on a retry, or on the platform, moves the post's next look sooner than the claim's lease end.
-    const retrying = (values.state === 'failed' && values.next_attempt_at !== null) || outcome.kind === 'pending';
-    let wake = {};
-    if (status !== 'publishing' || retrying) {
-      const wakeTimes = targets.flatMap((t) => (t.state === 'failed' && t.next_attempt_at !== null ? [t.next_attempt_at] : t.state === 'publishing' && t.lease_until !== null ? [t.lease_until] : t.state === 'pending' ? [now] : []));
-      wake = { next_check_at: nextCheckAt(status, wakeTimes) };
-    }
-    await updatePost(trx, postId, { status, updated_at: now, ...wake });
+    const nextCheck = nextCheckAfterOutcome(status, values, outcome, targets, now);
+    await updatePost(trx, postId, { status, updated_at: now, ...(nextCheck === undefined ? {} : { next_check_at: nextCheck }) });
     const settled = settledEventOf(values);
     await emitPublishingEvents(
       trx,
@@ -362,53 +293,4 @@ async function recordOutcome(deps: PublishingDeps, postId: string, target: Targe
     );
     deps.log.info({ postId, accountId: account.id, outcome: outcome.kind, status }, 'publishing outcome recorded');
   });
-}
-
-/** The target event an outcome raises: none while an automatic retry is coming. */
-function settledEventOf(values: { state: string; next_attempt_at: Date | null }): PublishingChange['settledTargets'][number]['type'] | null {
-  if (values.state === 'published') return 'target.published';
-  if (values.state === 'unknown') return 'target.unknown';
-  return values.state === 'failed' && values.next_attempt_at === null ? 'target.failed' : null;
-}
-
-function outcomeValues(settings: PublishingSettings, target: TargetRow, outcome: PublishOutcome, now: Date) {
-  const common = { lease_until: null, next_attempt_at: null, awaiting_platform: false };
-  switch (outcome.kind) {
-    case 'published': {
-      const first = outcome.parts[0];
-      return {
-        ...common,
-        state: 'published' as const,
-        platform_post_id: first?.platformPostId ?? null,
-        url: first?.url ?? null,
-        published_at: now,
-        in_doubt: false,
-        error_category: null,
-        error_message: null,
-      };
-    }
-    case 'unknown':
-      return { ...common, state: 'unknown' as const, error_category: 'platform_error', error_message: outcome.message };
-    case 'pending':
-      // Still publishing; the look at lease_until resumes it (HERALD_POLL_INTERVAL_MS overrides every platform's pace).
-      return { ...common, state: 'publishing' as const, awaiting_platform: true, lease_until: new Date(now.getTime() + (settings.pollIntervalMs ?? outcome.checkAfterMs)) };
-    case 'failed': {
-      // target.attempts already counts this attempt (it was recorded before the call).
-      const automatic = target.attempts - target.attempts_before_retry;
-      const retry = outcome.retryable && automatic < settings.maxAttempts;
-      let next: Date | null = null;
-      if (retry) {
-        const backoff = new Date(now.getTime() + backoffMs(settings, automatic));
-        next = outcome.retryAfter !== null && outcome.retryAfter > backoff ? outcome.retryAfter : backoff;
-      }
-      return {
-        ...common,
-        state: 'failed' as const,
-        next_attempt_at: next,
-        in_doubt: target.in_doubt || outcome.mayHaveCommitted,
-        error_category: outcome.category,
-        error_message: outcome.message,
-      };
-    }
-  }
 }
