@@ -33,8 +33,7 @@ import { createPost } from '../src/domain/posts/create-post.js';
 import { publishNextDuePost } from '../src/domain/publishing/publication.js';
 import { createUser } from '../src/domain/users.js';
 import { createWebhook } from '../src/domain/webhooks/endpoints.js';
-import { LocalDiskStorage } from '../src/adapters/storage/local-disk-storage.js';
-import { createPublishingRuntime } from '../src/cli/wiring/dependencies.js';
+import { createDependencies } from '../src/cli/wiring/dependencies.js';
 import { startWorker } from '../src/worker/worker.js';
 import { HERALD_COMMAND, buildHerald } from './build.js';
 import { percentile } from './bench/load.js';
@@ -56,7 +55,7 @@ async function sandboxUser(db: Kysely<Database>): Promise<{ userId: string; acco
 async function latency(handle: DatabaseHandle, dataDir: string): Promise<void> {
   const { db } = handle;
   const env = readEnvironment({ HERALD_DATA_DIR: dataDir, HERALD_SECRET_KEY: randomBytes(32).toString('base64'), HERALD_ALLOW_PRIVATE_NETWORK: 'true' });
-  const runtime = await createPublishingRuntime(env, db, quiet, { storage: new LocalDiskStorage(join(dataDir, 'media')) });
+  const deps = await createDependencies(env, db, quiet);
   const { userId, accounts } = await sandboxUser(db);
   const receiver = await startReceiver();
 
@@ -66,13 +65,13 @@ async function latency(handle: DatabaseHandle, dataDir: string): Promise<void> {
     await createPost(db, userId, { accountIds: accounts, caption: `due ${i}`, postType: 'post', scheduledAt: new Date(Date.now() + 50).toISOString() }, new Date());
     await new Promise((resolve) => setTimeout(resolve, 60));
     const start = performance.now();
-    await publishNextDuePost(runtime.deps);
+    await publishNextDuePost(deps);
     baseline.push(performance.now() - start);
   }
 
   // Subscribed after the baseline, so only the scheduled posts' events are timed.
-  await createWebhook({ db, vault: runtime.vault, checkServiceUrl: (url) => runtime.checkServiceUrl(url) }, userId, { url: receiver.url, eventTypes: ['post.published'] }, new Date());
-  const worker = await startWorker(runtime.deps, env.workerConcurrency, handle);
+  await createWebhook(deps, userId, { url: receiver.url, eventTypes: ['post.published'] }, new Date());
+  const worker = await startWorker(deps, env.workerConcurrency, handle);
   const first = Date.now() + 3000;
   const ids: string[] = [];
   for (let i = 0; i < LATENCY_POSTS; i++) {

@@ -13,8 +13,6 @@ import { stringify } from 'yaml';
 import { REFERENCE_HTML_PATH } from '../src/api/contract/specification.js';
 import { buildApp } from '../src/api/app.js';
 import { ServiceState } from '../src/api/service-state.js';
-import { FfprobeMediaProbe } from '../src/adapters/probe/ffprobe-media-probe.js';
-import { LocalDiskStorage } from '../src/adapters/storage/local-disk-storage.js';
 import { buildDocs } from './build.js';
 import { DOCS_SCREENSHOT_PATH, checkRenderedDocs, chromiumMissing } from './docs-reference.js';
 import { REPO_ROOT, loadSpec } from './spec-document.js';
@@ -52,7 +50,7 @@ async function asFile(): Promise<string[]> {
 
 /** Herald's headers apply here: a script or style of the page that its policy refuses is a problem. */
 async function asServed(dir: string): Promise<string[]> {
-  const app = await buildApp({ context: new ServiceState({ storage: new LocalDiskStorage(dir), probe: new FfprobeMediaProbe(), maxUploadBytes: 0 }) });
+  const app = await buildApp({ context: new ServiceState() });
   try {
     const base = await app.listen({ host: '127.0.0.1', port: 0 });
     const report = await checkRenderedDocs({ pageUrl: `${base}/docs`, screenshotPath: join(dir, 'served.png') });

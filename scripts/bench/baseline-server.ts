@@ -3,7 +3,7 @@
  * operations on Herald's schema with Herald's contract (same paths, bodies and statuses), the
  * way one would write it by hand: Fastify without schemas, pg with named prepared statements,
  * hand-written checks. It does the work Herald does (the key looked up by its hash, ownership
- * checked, a create in one transaction) and nothing else: no spec, no Ajv, no Kysely, no rate
+ * checked, a create in one statement) and nothing else: no spec, no Ajv, no Kysely, no rate
  * limits, no logging. Run by scripts/bench.ts as `node --import tsx scripts/bench/baseline-server.ts`.
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -31,13 +31,28 @@ const Q = {
                select a.id, a.platform, a.username, a.display_name, a.mode, a.health, a.health_message, a.created_at
                from memberships m join accounts a on a.owner_org_id = m.org_id where m.user_id = $1 and a.disconnected_at is null
              ) owned order by created_at, id`,
-  ownedAccounts: `select id, platform from accounts where id = any($2) and disconnected_at is null
-                  and (owner_user_id = $1 or owner_org_id in (select org_id from memberships where user_id = $1))`,
-  ownedMedia: 'select id, kind, mime, bytes, width, height, duration_ms from media_assets where owner_user_id = $1 and id = any($2) for key share',
-  insertPost: `with p as (insert into posts (id, user_id, caption, first_comment, post_type, status, scheduled_at) values ($1, $2, $3, $4, $5, $6, $7)),
+  /**
+   * createPost in one statement: ownership of every account and medium (the media locked against a
+   * concurrent delete, as a transaction would), the caption limits of each account's platform ($11
+   * the length of each account's caption, $12 the limits by platform) and the insert of the post,
+   * its targets and its media links, which happens only when every check holds. It answers with the
+   * checks, and the post when it was made.
+   */
+  createPost: `with acc as (select id, platform from accounts where id = any($8::text[]) and disconnected_at is null
+                              and (owner_user_id = $2 or owner_org_id in (select org_id from memberships where user_id = $2))),
+               med as (select id from media_assets where owner_user_id = $2 and id = any($10::text[]) for key share),
+               chk as (select not exists (select from unnest($8::text[]) r(id) where not exists (select from acc where acc.id = r.id)) as accounts_ok,
+                              (select count(*) from med) = (select count(distinct id) from unnest($10::text[]) m(id)) as media_ok,
+                              cardinality($10::text[]) <= 4
+                                and not exists (select from unnest($8::text[], $11::int[]) r(id, len) join acc using (id)
+                                                where r.len > coalesce(($12::jsonb ->> acc.platform)::int, 500)) as within_limits),
+               ok as (select from chk where accounts_ok and media_ok and within_limits),
+               p as (insert into posts (id, user_id, caption, first_comment, post_type, status, scheduled_at)
+                     select $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::timestamptz from ok returning id, status),
                t as (insert into post_targets (post_id, account_id, position, caption_override)
-                     select $1, a.id, a.n - 1, a.caption from unnest($8::text[], $9::text[]) with ordinality a(id, caption, n))
-               insert into post_media (post_id, media_id, position) select $1, m.id, m.n - 1 from unnest($10::text[]) with ordinality m(id, n)`,
+                     select $1, a.id, a.n - 1, a.caption from ok, unnest($8::text[], $9::text[]) with ordinality a(id, caption, n)),
+               m as (insert into post_media (post_id, media_id, position) select $1, m.id, m.n - 1 from ok, unnest($10::text[]) with ordinality m(id, n))
+               select chk.accounts_ok, chk.media_ok, chk.within_limits, p.id, p.status from chk left join p on true`,
   deletePost: `delete from posts where id = $1 and user_id = $2 and status in ('draft', 'scheduled') returning id`,
   postStatus: 'select status from posts where id = $1 and user_id = $2',
 };
@@ -66,19 +81,18 @@ type Rows = {
     media_ids: string[];
   };
   accounts: { id: string; platform: string; username: string; display_name: string | null; mode: string; health: string; health_message: string | null };
-  ownedAccounts: { id: string; platform: string };
-  ownedMedia: { id: string };
-  insertPost: Record<string, never>;
+  createPost: { accounts_ok: boolean; media_ok: boolean; within_limits: boolean; id: string | null; status: string | null };
   deletePost: { id: string };
   postStatus: { status: string };
 };
 
 /** Runs a statement by name, so each connection parses and plans it once. */
-function query<N extends keyof typeof Q>(client: pg.Pool | pg.PoolClient, name: N, values: unknown[]): Promise<pg.QueryResult<Rows[N]>> {
+function query<N extends keyof typeof Q>(client: pg.Pool, name: N, values: unknown[]): Promise<pg.QueryResult<Rows[N]>> {
   return client.query<Rows[N]>({ name, text: Q[name], values });
 }
 
 const CAPTION_LIMITS: Record<string, number> = { x: 280, bluesky: 300, linkedin: 3000, mastodon: 500, threads: 500 };
+const CAPTION_LIMITS_JSON = JSON.stringify(CAPTION_LIMITS);
 const ID = /^[a-z]+_[0-9abcdefghjkmnpqrstvwxyz]{26}$/;
 
 async function caller(req: FastifyRequest, reply: FastifyReply): Promise<string | undefined> {
@@ -194,36 +208,18 @@ app.post('/api/v1/posts', async (req, reply) => {
   if (!isCreateBody(body)) return reply.code(400).send({ error: 'Invalid request' });
   const mediaIds = body.mediaIds ?? [];
   const overrides = new Map((body.accountOverrides ?? []).map((o) => [o.accountId, o.captionOverride ?? null]));
-  const client = await pool.connect();
-  try {
-    await client.query('begin');
-    const accounts = await query(client, 'ownedAccounts', [userId, body.accountIds]);
-    const media = await query(client, 'ownedMedia', [userId, mediaIds]);
-    const platformOf = new Map(accounts.rows.map((a) => [a.id, a.platform]));
-    const overLimit = (id: string) => (overrides.get(id) ?? body.caption ?? '').length > (CAPTION_LIMITS[platformOf.get(id) ?? ''] ?? 500);
-    const refusal =
-      body.accountIds.find((id) => !platformOf.has(id)) !== undefined
-        ? { status: 403, error: 'Account not accessible' }
-        : media.rows.length !== new Set(mediaIds).size
-          ? { status: 403, error: 'Media not accessible' }
-          : body.accountIds.some(overLimit) || mediaIds.length > 4
-            ? { status: 400, error: 'Caption or media over the platform limit' }
-            : null;
-    if (refusal !== null) {
-      await client.query('rollback');
-      return reply.code(refusal.status).send({ error: refusal.error });
-    }
-    const id = `post_${randomBytes(13).toString('hex').slice(0, 26)}`;
-    const captions = body.accountIds.map((a) => overrides.get(a) ?? null);
-    await query(client, 'insertPost', [id, userId, body.caption ?? null, null, 'post', 'draft', null, body.accountIds, captions, mediaIds]);
-    await client.query('commit');
-    return reply.code(201).send({ id, status: 'draft' });
-  } catch (err) {
-    await client.query('rollback');
-    throw err;
-  } finally {
-    client.release();
-  }
+  const id = `post_${randomBytes(13).toString('hex').slice(0, 26)}`;
+  const captions = body.accountIds.map((a) => overrides.get(a) ?? null);
+  const lengths = body.accountIds.map((a) => (overrides.get(a) ?? body.caption ?? '').length);
+  const values = [id, userId, body.caption ?? null, null, 'post', 'draft', null, body.accountIds, captions, mediaIds, lengths, CAPTION_LIMITS_JSON];
+  const made = (await query(pool, 'createPost', values)).rows[0];
+  if (made?.id != null) return reply.code(201).send({ id: made.id, status: made.status });
+  const refusal = !made?.accounts_ok
+    ? { status: 403, error: 'Account not accessible' }
+    : !made.media_ok
+      ? { status: 403, error: 'Media not accessible' }
+      : { status: 400, error: 'Caption or media over the platform limit' };
+  return reply.code(refusal.status).send({ error: refusal.error });
 });
 
 app.delete('/api/v1/posts/:id', async (req, reply) => {

@@ -72,7 +72,7 @@ async function takeKey(context: OperationContext, req: FastifyRequest, scope: Id
   const claim = randomUUID();
   let answer;
   try {
-    answer = await claimIdempotencyKey(context.db(), scope, claim, fingerprint(req, body), context.now(), context.publishing().vault);
+    answer = await claimIdempotencyKey(context.db(), scope, claim, fingerprint(req, body), context.now(), context.deps().vault);
   } catch (err) {
     // The claim may have been written before the database went away: free it once it is back,
     // or the key would stay locked and the client's retry refused until the lock ran out.
@@ -101,7 +101,7 @@ function keepAnswer(context: OperationContext) {
     const keep =
       typeof payload !== 'string' || keepsNoKey(reply.statusCode, payload)
         ? () => releaseIdempotencyKey(context.db(), scope, claim)
-        : () => completeIdempotencyKey(context.db(), scope, claim, reply.statusCode, payload, held.sealed ? context.publishing().vault : undefined);
+        : () => completeIdempotencyKey(context.db(), scope, claim, reply.statusCode, payload, held.sealed ? context.deps().vault : undefined);
     try {
       await keep();
     } catch {

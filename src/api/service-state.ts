@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { ApiKeyCache } from '../domain/api-key-cache.js';
-import type { MediaSettings, OperationContext, PublishingParts } from './kit/context.js';
+import type { Dependencies } from '../domain/dependencies.js';
+import type { OperationContext } from './kit/context.js';
 import { HttpError } from './http-error.js';
 
 /** The message the interface gives for requests that arrive before the service has its database. */
@@ -12,34 +13,29 @@ export const NOT_READY = 'Auth not initialized';
  * early requests get a clear 503 instead of waiting or failing obscurely.
  */
 export class ServiceState implements OperationContext {
-  #db: Kysely<Database> | undefined;
-  #publishing: PublishingParts | undefined;
+  #deps: Dependencies | undefined;
   #apiKeyCache: ApiKeyCache | undefined;
 
-  constructor(readonly media: MediaSettings) {}
-
-  attach(db: Kysely<Database>, publishing: PublishingParts, apiKeyCache?: ApiKeyCache): void {
-    this.#publishing = publishing;
+  attach(deps: Dependencies, apiKeyCache?: ApiKeyCache): void {
     this.#apiKeyCache = apiKeyCache;
-    this.#db = db;
+    this.#deps = deps;
   }
 
   apiKeyCache(): ApiKeyCache | undefined {
     return this.#apiKeyCache;
   }
 
+  deps(): Dependencies {
+    if (this.#deps === undefined) throw new HttpError(503, NOT_READY);
+    return this.#deps;
+  }
+
   db(): Kysely<Database> {
-    if (this.#db === undefined) throw new HttpError(503, NOT_READY);
-    return this.#db;
+    return this.deps().db;
   }
 
   openDatabase(): Kysely<Database> | undefined {
-    return this.#db;
-  }
-
-  publishing(): PublishingParts {
-    if (this.#publishing === undefined) throw new HttpError(503, NOT_READY);
-    return this.#publishing;
+    return this.#deps?.db;
   }
 
   now(): Date {

@@ -28,6 +28,8 @@ export interface OwnServer {
   start(): Promise<void>;
   /** The first statement of every session. */
   sessionStart: string;
+  /** The application_name of every session of this process. */
+  sessionName: string;
 }
 
 export function openPostgres(connectionString: string, onConnectionError: (err: Error) => void = () => {}, server?: OwnServer): DatabaseHandle {
@@ -40,6 +42,7 @@ export function openPostgres(connectionString: string, onConnectionError: (err: 
     keepAlive: true,
     max: 10,
     types: HERALD_TYPES,
+    ...(server === undefined ? {} : { application_name: server.sessionName }),
   });
   // A client losing its server must not crash the process; the next query reconnects. The pool only
   // listens while a client is idle, and a dead client can be checked out before its error arrives.
@@ -61,7 +64,7 @@ export function openPostgres(connectionString: string, onConnectionError: (err: 
       await db.destroy();
       await Promise.all(closing);
     },
-    listen: (channel, handlers) => listenOnPostgres({ connectionString, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true }, channel, handlers, server?.sessionStart),
+    listen: (channel, handlers) => listenOnPostgres({ connectionString, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true, ...(server === undefined ? {} : { application_name: server.sessionName }) }, channel, handlers, server?.sessionStart),
   };
 }
 

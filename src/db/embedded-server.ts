@@ -21,11 +21,15 @@ const POLL_MS = 10;
  */
 const PRESENCE_LOCK = 0x686572616c64; // "herald" in ASCII
 export const SESSION_START = `select pg_advisory_lock_shared(${PRESENCE_LOCK})`;
+/** Names every session of this process, so that when it leaves it can wait for its own closed sessions' backends to exit. */
+export const SESSION_NAME = `herald ${process.pid}`;
 /** Names the session of a process deciding whether it is the last (see stopIfLast). */
 const LEAVING = 'herald (leaving)';
 /** Long enough for crash recovery to replay the WAL written since the last checkpoint. */
 const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 60_000;
+/** How long a leaving process waits for its own closed sessions' backends to exit. */
+const OWN_EXIT_MS = 2_000;
 
 /**
  * Sockets only, in the cluster's own folder (mode 0700, so only its owner and root can connect);
@@ -104,6 +108,14 @@ export class EmbeddedServer {
       let last: boolean;
       try {
         await client.connect();
+        // This process's sessions are closed, but their backends may still be exiting, holding the shared lock
+        // and counted below: wait them out (milliseconds), so two processes leaving together do not each take
+        // the other's exiting sessions for a client that stays.
+        for (const deadline = Date.now() + OWN_EXIT_MS; ; ) {
+          const own = await client.query<{ n: number }>('select count(*)::int as n from pg_stat_activity where application_name = $1', [SESSION_NAME]);
+          if (own.rows[0]?.n === 0 || Date.now() > deadline) break;
+          await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+        }
         const lock = await client.query<{ alone: boolean }>('select pg_try_advisory_lock($1) as alone', [PRESENCE_LOCK]);
         // Counted after taking the lock: a Herald process connecting now is one of these sessions, waiting on the
         // lock. Another process leaving at the same moment is not: it did not get the lock, and leaves it to this one.

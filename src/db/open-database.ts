@@ -1,5 +1,5 @@
 import { openPostgres, type DatabaseHandle } from './database.js';
-import { EmbeddedServer, SESSION_START } from './embedded-server.js';
+import { EmbeddedServer, SESSION_NAME, SESSION_START } from './embedded-server.js';
 
 export interface DatabaseLocation {
   databaseUrl: string | undefined;
@@ -21,7 +21,7 @@ export async function openDatabase(location: DatabaseLocation, options: OpenOpti
   if (location.databaseUrl !== undefined) return openPostgres(location.databaseUrl, onError);
   const server = new EmbeddedServer(location.dataDir);
   await server.start();
-  const handle = openPostgres(server.url(), onError, { start: () => server.start(), sessionStart: SESSION_START });
+  const handle = openPostgres(server.url(), onError, { start: () => server.start(), sessionStart: SESSION_START, sessionName: SESSION_NAME });
   return {
     ...handle,
     async close() {

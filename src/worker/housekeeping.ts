@@ -3,7 +3,7 @@ import type { Database } from '../db/schema.js';
 import { errorName } from '../domain/errors.js';
 import { purgeExpiredIdempotencyKeys } from '../domain/idempotency.js';
 import { removeAbandonedUploads } from '../domain/media/abandoned-uploads.js';
-import type { PublishingDeps } from '../domain/publishing/publication.js';
+import type { Dependencies } from '../domain/dependencies.js';
 import { deleteExpiredEvents } from '../domain/webhooks/retention.js';
 
 /** How often a running worker keeps house. */
@@ -16,7 +16,7 @@ const HOUSEKEEPING_LOCK = sql`hashtextextended('herald.housekeeping', 0)`;
  * retention (with their deliveries and attempts), the staged files of abandoned uploads. Returns
  * false, having done nothing, while another process is at it.
  */
-export async function keepHouse(deps: PublishingDeps): Promise<boolean> {
+export async function keepHouse(deps: Dependencies): Promise<boolean> {
   // One connection for the run: a session's advisory lock is released only on the connection that took it.
   return deps.db.connection().execute(async (db: Kysely<Database>) => {
     const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_lock(${HOUSEKEEPING_LOCK}) as locked`.execute(db);
@@ -38,7 +38,7 @@ export async function keepHouse(deps: PublishingDeps): Promise<boolean> {
  * Keeps house at once, then 15 minutes after each run, until stopped: a worker restarted more
  * often than that still keeps house, and of workers started together one does it.
  */
-export function keepHouseEvery(deps: PublishingDeps): { stop(): Promise<void> } {
+export function keepHouseEvery(deps: Dependencies): { stop(): Promise<void> } {
   let stopped = false;
   let running: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout;

@@ -1,5 +1,6 @@
 import { errorName } from '../domain/errors.js';
-import { publishNextDuePost, takeNextDuePost, type PublishingDeps } from '../domain/publishing/publication.js';
+import type { Dependencies } from '../domain/dependencies.js';
+import { publishNextDuePost, takeNextDuePost } from '../domain/publishing/publication.js';
 import { deliverNextDue, takeNextDueDelivery, type DeliveryDeps } from '../domain/webhooks/delivery.js';
 import { DUE_CHANNEL, selectNextDueWait, selectSoonestPostCheckAfter } from '../db/queries/publishing.js';
 import { selectNextDeliveryLeaseEnd, selectSoonestDeliveryDueAfter } from '../db/queries/webhooks.js';
@@ -40,7 +41,7 @@ export type DueAnnouncements = Pick<DatabaseHandle, 'listen'>;
  * the soonest one it knows of, and wakes sooner when work due sooner is announced. Holds no state,
  * so several of these can run beside each other on one database.
  */
-export async function startWorker(deps: PublishingDeps, concurrency: number, announcements: DueAnnouncements): Promise<RunningWorker> {
+export async function startWorker(deps: Dependencies, concurrency: number, announcements: DueAnnouncements): Promise<RunningWorker> {
   let hearing = false;
   const now = () => deps.now().getTime();
   /** Lanes for one kind of work, and the watch that wakes them when it comes due; a look never waits for work in hand. */
@@ -114,13 +115,13 @@ export function nextLookAt(soonest: Date | null, now: number, hearing: boolean):
  * is left (`herald worker --once`), with how many posts it published (or tried to). Retries scheduled for later
  * are left to their time.
  */
-export async function drain(deps: PublishingDeps, concurrency: number): Promise<number> {
+export async function drain(deps: Dependencies, concurrency: number): Promise<number> {
   const counts = await Promise.all(Array.from({ length: concurrency }, () => drainLane(deps)));
   return counts.reduce((a, b) => a + b, 0);
 }
 
 /** Takes due posts one after another; returns how many times it took targets and published them. */
-async function drainLane(deps: PublishingDeps): Promise<number> {
+async function drainLane(deps: Dependencies): Promise<number> {
   let acted = 0;
   for (;;) {
     const step = await publishNextDuePost(deps);

@@ -11,7 +11,7 @@ import { testMediaSettings } from '../support/media-settings.js';
 describe('the HTML reference served at /docs', () => {
   it('is one self-contained page titled as the spec, carrying every operation, under a policy that refuses anything from elsewhere', async () => {
     const media = testMediaSettings();
-    const app = await buildApp({ context: new ServiceState(media) });
+    const app = await buildApp({ context: new ServiceState() });
     try {
       const res = await injectChecked<string>(app, { method: 'GET', url: '/docs' });
       expect(res.status).toBe(200);

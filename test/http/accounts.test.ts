@@ -7,8 +7,9 @@ import { connectAccount, disconnectAccount } from '../../src/domain/accounts.js'
 import { addMember, createOrganization } from '../../src/domain/users.js';
 import { buildApp } from '../../src/api/app.js';
 import { ServiceState } from '../../src/api/service-state.js';
-import { createAccountParts } from '../../src/cli/wiring/dependencies.js';
+import { createDependencies } from '../../src/cli/wiring/dependencies.js';
 import { injectChecked, useTestApi, type InvalidRequest, type Schemas } from '../support/api.js';
+import { runLogger } from '../support/run-log.js';
 import { account, userWithKey } from '../support/fixtures.js';
 
 const api = useTestApi();
@@ -91,9 +92,8 @@ describe('DELETE /api/v1/accounts/{id}', () => {
 describe('POST /api/v1/accounts without HERALD_ALLOW_PRIVATE_NETWORK', () => {
   it('refuses http and private addresses before any request is made, and connects nothing', async () => {
     const env = readEnvironment({ HERALD_SECRET_KEY: randomBytes(32).toString('base64'), HERALD_DATA_DIR: api.media.root });
-    const parts = await createAccountParts(env, api.db);
-    const state = new ServiceState(api.media);
-    state.attach(api.db, { ...api.publishing.parts, ...parts });
+    const state = new ServiceState();
+    state.attach(await createDependencies(env, api.db, runLogger(), api.media));
     const app = await buildApp({ context: state });
     const seen: string[] = [];
     const target = createServer((req, res) => {

@@ -15,7 +15,7 @@ describe('health checks', () => {
   });
 
   it('not ready (503, Retry-After) while the service has no database yet, yet live', async () => {
-    const app = await buildApp({ context: new ServiceState(api.media) });
+    const app = await buildApp({ context: new ServiceState() });
     try {
       const ready = await injectChecked(app, { method: 'GET', url: '/health/ready' });
       expect(ready.status).toBe(503);
@@ -29,8 +29,8 @@ describe('health checks', () => {
 
   it('not ready while migrations are pending, and says how many', async () => {
     const blank = await createTestDatabase({ blank: true });
-    const state = new ServiceState(api.media);
-    state.attach(blank.db, api.publishing.parts);
+    const state = new ServiceState();
+    state.attach({ ...api.publishing.serviceDeps, db: blank.db });
     const app = await buildApp({ context: state });
     try {
       const ready = await injectChecked<{ error: string; migrations: string }>(app, { method: 'GET', url: '/health/ready' });

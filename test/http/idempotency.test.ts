@@ -128,7 +128,7 @@ describe('Idempotency-Key', () => {
   it('frees a released key (a 5xx answer) and takes over one whose holder is gone', async () => {
     const u = await userWithKey(api.db);
     const scope = { userId: u.userId, operationId: 'createPost', key: 'held' };
-    const { vault } = api.publishing.parts;
+    const { vault } = api.publishing.serviceDeps;
     const now = new Date();
     expect(await claimIdempotencyKey(api.db, scope, 'claim-1', 'f', now, vault)).toEqual({ kind: 'claimed' });
     expect(await claimIdempotencyKey(api.db, scope, 'claim-1', 'f', now, vault)).toEqual({ kind: 'in_progress', retryAfterSeconds: 60 });

@@ -193,8 +193,8 @@ describe('POST /api/v1/media', () => {
     ];
     try {
       for (const [tools, error] of cases) {
-        const state = new ServiceState({ ...api.media, probe: new FfprobeMediaProbe(tools) });
-        state.attach(api.db, api.publishing.parts, api.state.apiKeyCache());
+        const state = new ServiceState();
+        state.attach({ ...api.publishing.serviceDeps, probe: new FfprobeMediaProbe(tools) }, api.state.apiKeyCache());
         const app = await buildApp({ context: state, rateLimits: { limits: UNLIMITED }, loggerInstance: runLogger() });
         try {
           const { payload, contentType } = multipartBody([{ name: 'file', value: files.png64, filename: 'a.png' }]);

@@ -25,7 +25,7 @@ function pathOf(url: string): string {
   return `${parsed.pathname}${parsed.search}`;
 }
 
-const signed = (id: string, expiresAt = new Date(Date.now() + 48 * HOUR)) => publicMediaUrl(api.publishing.parts.publicMedia, id, expiresAt);
+const signed = (id: string, expiresAt = new Date(Date.now() + 48 * HOUR)) => publicMediaUrl(api.publishing.serviceDeps.publicMedia, id, expiresAt);
 
 /** The answer checked against the spec, then its raw bytes (the checked one is decoded as text). */
 async function get(url: string, headers: Record<string, string> = {}) {

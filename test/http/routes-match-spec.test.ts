@@ -54,7 +54,7 @@ afterEach(async () => {
 afterAll(() => media.cleanup());
 
 async function app(): Promise<FastifyInstance> {
-  const built = await buildApp({ context: new ServiceState(media) });
+  const built = await buildApp({ context: new ServiceState() });
   apps.push(built);
   return built;
 }

@@ -20,7 +20,7 @@ describe('responses outside the operations', () => {
   });
 
   it('answers 503 Auth not initialized before the service has its database', async () => {
-    const app = await buildApp({ context: new ServiceState(api.media) });
+    const app = await buildApp({ context: new ServiceState() });
     try {
       const res = await injectChecked(app, { method: 'GET', url: '/api/v1/accounts', key: 'hrld_anything' });
       expect(res.status).toBe(503);
@@ -32,12 +32,12 @@ describe('responses outside the operations', () => {
   });
 
   it('serves requests once the database is attached', async () => {
-    const state = new ServiceState(api.media);
+    const state = new ServiceState();
     const app = await buildApp({ context: state });
     try {
       const u = await userWithKey(api.db);
       expect((await injectChecked(app, { method: 'GET', url: '/api/v1/accounts', key: u.key })).status).toBe(503);
-      state.attach(api.db, api.publishing.parts);
+      state.attach(api.publishing.serviceDeps);
       expect((await injectChecked(app, { method: 'GET', url: '/api/v1/accounts', key: u.key })).status).toBe(200);
     } finally {
       await app.close();
@@ -47,8 +47,8 @@ describe('responses outside the operations', () => {
   it('answers 503 Database not available, promptly, when Postgres cannot be reached', async () => {
     const closedPort = await unusedPort();
     const handle = openPostgres(`postgres://postgres@127.0.0.1:${closedPort}/herald`);
-    const state = new ServiceState(api.media);
-    state.attach(handle.db, api.publishing.parts);
+    const state = new ServiceState();
+    state.attach({ ...api.publishing.serviceDeps, db: handle.db });
     const app = await buildApp({ context: state });
     try {
       for (const req of [
@@ -68,9 +68,9 @@ describe('responses outside the operations', () => {
 
 describe('unexpected failures', () => {
   it('answer 500 Internal server error, and neither the response nor the log carries SQL or a stack', async () => {
-    const state = new ServiceState(api.media);
+    const state = new ServiceState();
     // Every query now names a schema that does not exist: a failure that is not the database being down.
-    state.attach(api.db.withSchema('no_such_schema'), api.publishing.parts);
+    state.attach({ ...api.publishing.serviceDeps, db: api.db.withSchema('no_such_schema') });
     const lines: string[] = [];
     const stream = new Writable({
       write(chunk: Buffer, _enc, done) {

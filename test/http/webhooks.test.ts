@@ -6,8 +6,9 @@ import type { Database } from '../../src/db/schema.js';
 import { openWebhookSecret } from '../../src/domain/webhooks/secrets.js';
 import { buildApp } from '../../src/api/app.js';
 import { ServiceState } from '../../src/api/service-state.js';
-import { createAccountParts } from '../../src/cli/wiring/dependencies.js';
+import { createDependencies } from '../../src/cli/wiring/dependencies.js';
 import { injectChecked, useTestApi, type InvalidRequest, type Schemas } from '../support/api.js';
+import { runLogger } from '../support/run-log.js';
 import { userWithKey, type TestUser } from '../support/fixtures.js';
 import { stringMatching } from '../support/matchers.js';
 
@@ -45,7 +46,7 @@ async function endpointCount(userId: string): Promise<number> {
 
 function open(sealed: string | null): string {
   if (sealed === null) throw new Error('no sealed secret');
-  return openWebhookSecret(api.publishing.parts.vault, sealed);
+  return openWebhookSecret(api.publishing.serviceDeps.vault, sealed);
 }
 
 /** Sets an endpoint disabled by Herald after failed deliveries, as the delivery engine leaves it. */
@@ -141,8 +142,8 @@ describe('POST /api/v1/webhooks', () => {
 describe('webhook URLs without HERALD_ALLOW_PRIVATE_NETWORK', () => {
   it('refuses http and private addresses on create and on update, and changes nothing', async () => {
     const env = readEnvironment({ HERALD_SECRET_KEY: randomBytes(32).toString('base64'), HERALD_DATA_DIR: api.media.root });
-    const state = new ServiceState(api.media);
-    state.attach(api.db, { ...api.publishing.parts, ...(await createAccountParts(env, api.db)) });
+    const state = new ServiceState();
+    state.attach({ ...(await createDependencies(env, api.db, runLogger(), api.media)), maxUploadBytes: api.media.maxUploadBytes });
     const app = await buildApp({ context: state });
     try {
       const u = await userWithKey(api.db);

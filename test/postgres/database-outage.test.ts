@@ -18,9 +18,9 @@ describe('when Postgres goes away', () => {
     const { key } = await userWithKey(pg.database.db);
     const media = testMediaSettings();
     const handle = openPostgres(pg.url);
-    const state = new ServiceState(media);
-    const publishing = await startTestPublishing(pg.database.db, media.storage);
-    state.attach(handle.db, publishing.parts);
+    const state = new ServiceState();
+    const publishing = await startTestPublishing(pg.database.db, media);
+    state.attach({ ...publishing.serviceDeps, db: handle.db });
     const app = await buildApp({ context: state });
     const get = () => injectChecked(app, { method: 'GET', url: '/api/v1/accounts', key });
     try {

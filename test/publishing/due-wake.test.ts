@@ -57,7 +57,7 @@ describe('a running worker', () => {
 
       const u = await userWithKey(database.db);
       const accounts = [await account(database.db, u.userId, 'x', 'ada'), await account(database.db, u.userId, 'linkedin', 'ada-l')];
-      await createWebhook({ db: database.db, vault: publishing.parts.vault, checkServiceUrl: () => {} }, u.userId, { url: receiver.url, eventTypes: ['post.published'] }, new Date());
+      await createWebhook({ db: database.db, vault: publishing.serviceDeps.vault, checkServiceUrl: () => {} }, u.userId, { url: receiver.url, eventTypes: ['post.published'] }, new Date());
       const scheduledAt = new Date(Date.now() + 1_500);
       const { id } = await createPost(database.db, u.userId, { accountIds: accounts, caption: 'On time', postType: 'post', scheduledAt: scheduledAt.toISOString() }, new Date());
 

@@ -86,12 +86,12 @@ export function useTestApi(): TestApi {
     api.database = await createTestDatabase();
     api.db = api.database.db;
     api.media = testMediaSettings();
-    api.state = new ServiceState(api.media);
-    api.publishing = await startTestPublishing(api.db, api.media.storage);
+    api.state = new ServiceState();
+    api.publishing = await startTestPublishing(api.db, api.media);
     // Keys are cached as the server caches them, so every test also shows that a change to a key is seen at once.
     const keys = await watchApiKeys(api.database);
     stopWatchingKeys = keys.stop;
-    api.state.attach(api.db, api.publishing.parts, keys.cache);
+    api.state.attach(api.publishing.serviceDeps, keys.cache);
     api.app = await buildApp({ context: api.state, rateLimits: { limits: UNLIMITED }, loggerInstance: runLogger() });
     api.request = (req) => injectChecked(api.app, req);
   });

@@ -1,11 +1,11 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { MediaSettings } from '../../src/api/kit/context.js';
+import type { Dependencies } from '../../src/domain/dependencies.js';
 import { FfprobeMediaProbe } from '../../src/adapters/probe/ffprobe-media-probe.js';
 import { LocalDiskStorage } from '../../src/adapters/storage/local-disk-storage.js';
 
-export interface TestMediaSettings extends MediaSettings {
+export interface TestMediaSettings extends Pick<Dependencies, 'storage' | 'probe' | 'maxUploadBytes'> {
   root: string;
   /** Every file under the root, committed and staged: a refused upload must leave none. */
   storedFiles(): string[];

@@ -6,19 +6,19 @@ import { join } from 'node:path';
 import type { Kysely } from 'kysely';
 import { readEnvironment } from '../../src/cli/wiring/configuration.js';
 import type { Database } from '../../src/db/schema.js';
-import type { PublishingDeps } from '../../src/domain/publishing/publication.js';
+import type { Dependencies } from '../../src/domain/dependencies.js';
 import type { PublishingSettings } from '../../src/domain/publishing/settings.js';
-import type { PublishingParts } from '../../src/api/kit/context.js';
 import type { MediaStorage } from '../../src/domain/ports/media-storage.js';
-import { createPublishingRuntime } from '../../src/cli/wiring/dependencies.js';
+import { createDependencies } from '../../src/cli/wiring/dependencies.js';
 import { keepHouse } from '../../src/worker/housekeeping.js';
 import { drain, drainDeliveries } from '../../src/worker/worker.js';
 import { runLogger } from './run-log.js';
 
 export interface TestPublishing {
-  deps: PublishingDeps;
-  /** What the API's operations get. */
-  parts: PublishingParts;
+  /** The workers' dependencies: their own clock, short retries. */
+  deps: Dependencies;
+  /** What the API's operations get: the same adapters, real time. */
+  serviceDeps: Dependencies;
   /** Publishes everything due, as `herald worker --once` does; how many posts it acted on. */
   drain(concurrency?: number): Promise<number>;
   /** Sends every webhook delivery due now, as `herald worker --once` does; how many attempts it made. */
@@ -38,7 +38,11 @@ export interface TestPublishing {
  * The production road (sandbox and live publishers, vault, SSRF guard allowing 127.0.0.1)
  * on a test database, with settings a test can shorten: backoff in milliseconds, a short lease.
  */
-export async function startTestPublishing(db: Kysely<Database>, storage: MediaStorage, settings: Partial<PublishingSettings> = {}): Promise<TestPublishing> {
+export async function startTestPublishing(
+  db: Kysely<Database>,
+  media: MediaStorage | Pick<Dependencies, 'storage' | 'probe' | 'maxUploadBytes'>,
+  settings: Partial<PublishingSettings> = {},
+): Promise<TestPublishing> {
   const dataDir = mkdtempSync(join(tmpdir(), 'herald-publishing-'));
   const env = readEnvironment({
     HERALD_DATA_DIR: dataDir,
@@ -60,18 +64,19 @@ export async function startTestPublishing(db: Kysely<Database>, storage: MediaSt
       runLog.error(fields, message);
     },
   };
-  const runtime = await createPublishingRuntime(env, db, log, { storage });
+  const serviceDeps = await createDependencies(env, db, log, 'storage' in media ? media : { storage: media });
+  if ('maxUploadBytes' in media) serviceDeps.maxUploadBytes = media.maxUploadBytes;
   let offsetMs = 0;
-  const deps: PublishingDeps = {
-    ...runtime.deps,
+  const deps: Dependencies = {
+    ...serviceDeps,
     now: () => new Date(Date.now() + offsetMs),
     // Work a platform is still doing is looked at again every 10 ms (HERALD_POLL_INTERVAL_MS), not at the platform's pace.
-    settings: { ...runtime.deps.settings, backoffBaseMs: 60_000, maxBackoffMs: 120_000, liveSpacingMs: 0, pollIntervalMs: 10, ...settings },
-    webhooks: { ...runtime.deps.webhooks, settings: { ...runtime.deps.webhooks.settings, maxAttempts: 4 } },
+    settings: { ...serviceDeps.settings, backoffBaseMs: 60_000, maxBackoffMs: 120_000, liveSpacingMs: 0, pollIntervalMs: 10, ...settings },
+    webhooks: { ...serviceDeps.webhooks, settings: { ...serviceDeps.webhooks.settings, maxAttempts: 4 } },
   };
   return {
     deps,
-    parts: runtime,
+    serviceDeps,
     drain: (concurrency = 2) => drain(deps, concurrency),
     deliver: () => drainDeliveries(deps, 2),
     async deliverAll() {

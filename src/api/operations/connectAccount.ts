@@ -5,7 +5,7 @@ import type { OperationContext } from '../kit/context.js';
 
 export function connectAccountHandler(ctx: OperationContext): OperationHandler<'connectAccount'> {
   return async (req, reply) => {
-    const { account } = await connectAccountFor({ db: ctx.db(), ...ctx.publishing() }, { userId: callerOf(req).userId }, req.body);
+    const { account } = await connectAccountFor(ctx.deps(), { userId: callerOf(req).userId }, req.body);
     reply.code(201);
     return account;
   };

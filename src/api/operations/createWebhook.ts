@@ -8,7 +8,7 @@ export function createWebhookHandler(ctx: OperationContext): OperationHandler<'c
   return async (req, reply) => {
     // The answer carries the endpoint's signing secret.
     keepAnswerSealed(req);
-    const webhook = await createWebhook({ db: ctx.db(), ...ctx.publishing() }, callerOf(req).userId, req.body, ctx.now());
+    const webhook = await createWebhook(ctx.deps(), callerOf(req).userId, req.body, ctx.now());
     reply.code(201);
     return webhook;
   };

@@ -5,7 +5,7 @@ import type { OperationContext } from '../kit/context.js';
 
 export function deleteMediaHandler(ctx: OperationContext): OperationHandler<'deleteMedia'> {
   return async (req) => {
-    await deleteMedia(ctx.db(), ctx.media.storage, callerOf(req).userId, req.params.id);
+    await deleteMedia(ctx.db(), ctx.deps().storage, callerOf(req).userId, req.params.id);
     return { success: true };
   };
 }

@@ -9,7 +9,7 @@ export function getPublicMediaHandler(ctx: OperationContext): OperationHandler<'
   return async (req, reply) => {
     const { id } = req.params;
     const { expires, signature } = req.query;
-    const file = await openPublicMedia(ctx.db(), ctx.media.storage, ctx.publishing().publicMedia, { id, expires, signature, now: ctx.now() });
+    const file = await openPublicMedia(ctx.db(), ctx.deps().storage, ctx.deps().publicMedia, { id, expires, signature, now: ctx.now() });
     reply.header('accept-ranges', 'bytes').header('cache-control', 'private, no-transform');
     const ranges = req.headers.range === undefined ? undefined : parseRange(file.bytes, req.headers.range, { combine: true });
     if (ranges === -1) {

@@ -9,6 +9,6 @@ export function rotateWebhookSecretHandler(ctx: OperationContext): OperationHand
     // The answer carries the endpoint's new signing secret.
     keepAnswerSealed(req);
     const overlapSeconds = defaulted(req.query.overlapSeconds, 'overlapSeconds');
-    return rotateWebhookSecret({ db: ctx.db(), ...ctx.publishing() }, callerOf(req).userId, req.params.id, overlapSeconds, ctx.now());
+    return rotateWebhookSecret(ctx.deps(), callerOf(req).userId, req.params.id, overlapSeconds, ctx.now());
   };
 }

@@ -4,5 +4,5 @@ import { callerOf } from '../kit/caller.js';
 import type { OperationContext } from '../kit/context.js';
 
 export function updateWebhookHandler(ctx: OperationContext): OperationHandler<'updateWebhook'> {
-  return async (req) => updateWebhook({ db: ctx.db(), ...ctx.publishing() }, callerOf(req).userId, req.params.id, req.body, ctx.now());
+  return async (req) => updateWebhook(ctx.deps(), callerOf(req).userId, req.params.id, req.body, ctx.now());
 }

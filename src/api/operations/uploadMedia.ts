@@ -8,7 +8,7 @@ import { receiveUpload } from '../kit/multipart-upload.js';
 
 export function uploadMediaHandler(ctx: OperationContext): OperationHandler<'uploadMedia'> {
   return async (req, reply) => {
-    const { storage, probe, maxUploadBytes } = ctx.media;
+    const { storage, probe, maxUploadBytes } = ctx.deps();
     const db = ctx.db();
     const { staged, altText } = await receiveUpload(req, storage, maxUploadBytes);
     try {

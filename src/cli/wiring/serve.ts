@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import closeWithGrace from 'close-with-grace';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { pino } from 'pino';
@@ -12,9 +11,7 @@ import { watchApiKeys } from '../../domain/api-key-cache.js';
 import { scheduleDemoPost, seedDemo, type DemoPost, type DemoSeed } from '../../domain/demo.js';
 import { errorName } from '../../domain/errors.js';
 import { removeAbandonedUploads } from '../../domain/media/abandoned-uploads.js';
-import { FfprobeMediaProbe } from '../../adapters/probe/ffprobe-media-probe.js';
-import { LocalDiskStorage } from '../../adapters/storage/local-disk-storage.js';
-import { createPublishingRuntime } from './dependencies.js';
+import { createDependencies, mediaStorageOf } from './dependencies.js';
 import { startWorker, type RunningWorker } from '../../worker/worker.js';
 import { buildApp } from '../../api/app.js';
 import { LOG_REDACTION } from './log-redaction.js';
@@ -77,12 +74,8 @@ const STARTUP_RETRY_MS = 2000;
  * starts with the HTTP stack, so an embedded database gets ready while the routes are built.
  */
 export async function startServer(env: Environment, hooks: ServerHooks = {}): Promise<RunningServer> {
-  const storage = new LocalDiskStorage(join(env.dataDir, 'media'));
-  const state = new ServiceState({
-    storage,
-    probe: new FfprobeMediaProbe(),
-    maxUploadBytes: env.maxUploadBytes,
-  });
+  const storage = mediaStorageOf(env);
+  const state = new ServiceState();
   let log: FastifyBaseLogger | undefined;
   const open = () =>
     openDatabase(env, {
@@ -131,14 +124,14 @@ export async function startServer(env: Environment, hooks: ServerHooks = {}): Pr
           const applied = await migrateToLatest(handle.db);
           if (applied.length > 0) app.log.info({ migrations: applied }, 'migrations applied');
         }
-        const runtime = await createPublishingRuntime(env, handle.db, app.log, { storage });
+        const deps = await createDependencies(env, handle.db, app.log, { storage });
         if (env.demoOnFirstStart && (await countUsers(handle.db)) === 0) {
           const seed = await seedDemo(handle.db, url);
           hooks.onDemoSeeded?.(seed, await scheduleDemoPost(handle.db, seed, url, new Date()));
         }
         keys = await watchApiKeys(handle);
-        state.attach(handle.db, runtime, keys.cache);
-        if (env.inProcessWorker) worker = await startWorker(runtime.deps, env.workerConcurrency, handle);
+        state.attach(deps, keys.cache);
+        if (env.inProcessWorker) worker = await startWorker(deps, env.workerConcurrency, handle);
         return;
       } catch (err) {
         await keys?.stop().catch(() => {});

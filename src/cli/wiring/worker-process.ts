@@ -1,12 +1,10 @@
-import { join } from 'node:path';
 import closeWithGrace from 'close-with-grace';
 import { pino, type Logger } from 'pino';
 import type { Environment } from './configuration.js';
 import { LOG_REDACTION } from './log-redaction.js';
 import { pendingMigrations } from '../../db/migrate.js';
 import { openDatabase } from '../../db/open-database.js';
-import { LocalDiskStorage } from '../../adapters/storage/local-disk-storage.js';
-import { createPublishingRuntime } from './dependencies.js';
+import { createDependencies } from './dependencies.js';
 import { drain, drainDeliveries, startWorker } from '../../worker/worker.js';
 
 /** How long a stopping worker may take to finish the posts in hand before the process exits anyway. */
@@ -36,9 +34,9 @@ export async function runWorkerProcess(env: Environment, options: { once: boolea
 
 /** Starts the worker; resolves with the function that stops it and closes the database. */
 async function startRunning(env: Environment, log: Logger, concurrency: number): Promise<() => Promise<void>> {
-  const { handle, runtime } = await openRuntime(env, log);
+  const { handle, deps } = await openDependencies(env, log);
   try {
-    const worker = await startWorker(runtime.deps, concurrency, handle);
+    const worker = await startWorker(deps, concurrency, handle);
     return async () => {
       await worker.stop();
       await handle.close();
@@ -50,23 +48,23 @@ async function startRunning(env: Environment, log: Logger, concurrency: number):
 }
 
 async function drainOnce(env: Environment, log: Logger, concurrency: number): Promise<void> {
-  const { handle, runtime } = await openRuntime(env, log);
+  const { handle, deps } = await openDependencies(env, log);
   try {
-    const posts = await drain(runtime.deps, concurrency);
-    const deliveries = await drainDeliveries(runtime.deps, concurrency);
+    const posts = await drain(deps, concurrency);
+    const deliveries = await drainDeliveries(deps, concurrency);
     process.stdout.write(`${JSON.stringify({ posts, deliveries })}\n`);
   } finally {
     await handle.close();
   }
 }
 
-async function openRuntime(env: Environment, log: Logger) {
+async function openDependencies(env: Environment, log: Logger) {
   const handle = await openDatabase(env, { onBackgroundError: (err) => log.warn({ errorName: err.name }, 'database connection lost; will reconnect') });
   try {
     const pending = await pendingMigrations(handle.db);
     if (pending.length > 0) throw new Error(`The database has ${pending.length} pending migration(s); run "herald db migrate" first`);
-    const runtime = await createPublishingRuntime(env, handle.db, log, { storage: new LocalDiskStorage(join(env.dataDir, 'media')) });
-    return { handle, runtime };
+    const deps = await createDependencies(env, handle.db, log);
+    return { handle, deps };
   } catch (err) {
     await handle.close().catch(() => {});
     throw err;

@@ -22,16 +22,13 @@ import {
 } from '../../db/queries/publishing.js';
 import type { Database } from '../../db/schema.js';
 import type { MediaToPublish, PublishHooks, PublishOutcome, PublishRequest } from '../ports/publisher.js';
-import type { PublisherRegistry } from '../ports/publisher-registry.js';
-import type { MediaStorage } from '../ports/media-storage.js';
 import { errorName } from '../errors.js';
 import { toMediaFacts } from '../media/media-view.js';
-import { publicMediaUrl, type PublicMediaUrls } from '../media/public-media.js';
-import type { DeliveryDeps, DeliveryLog } from '../webhooks/delivery.js';
+import { publicMediaUrl } from '../media/public-media.js';
+import type { Dependencies } from '../dependencies.js';
 import { emitPublishingEvents, type PublishingChange } from '../webhooks/events.js';
 import { partTexts } from './parts.js';
 import { accountsOutOfReach } from './reach.js';
-import type { PublishingSettings } from './settings.js';
 import { summarisePostStatus } from './status.js';
 import { claimStep, failedForGood, nextCheckAfterOutcome, nextCheckAt, outcomeOfReconciliation, outcomeValues, partResult, publisherThrew, settledEventOf, standing, tooLateBy } from './target-machine.js';
 import { refreshCredentials } from './token-source.js';
@@ -41,19 +38,6 @@ import { refreshCredentials } from './token-source.js';
  * their platforms (no lock held), record each outcome (in the post's lock again). What each step
  * decides is target-machine.ts's; this file reads and writes what those decisions need.
  */
-
-/** What the publishing road needs (delivering the events it raises included); a worker and a request build it from the same parts. */
-export interface PublishingDeps extends DeliveryDeps {
-  publishers: PublisherRegistry;
-  storage: MediaStorage;
-  /** Where the media's public URLs point, for platforms that pull media by URL. */
-  publicMedia: PublicMediaUrls;
-  settings: PublishingSettings;
-  log: PublishingLog;
-}
-
-/** The slice of a pino logger the road writes to; never given credentials. */
-export type PublishingLog = DeliveryLog;
 
 /** A target a worker holds: the attempt it made, and what it needs to call the platform. */
 interface ClaimedTarget {
@@ -74,7 +58,7 @@ interface Claim {
  * their platforms, `settled` when it found nothing to take after all (another worker took them
  * in between), `none` when no post is due.
  */
-export async function publishNextDuePost(deps: PublishingDeps): Promise<'published' | 'settled' | 'none'> {
+export async function publishNextDuePost(deps: Dependencies): Promise<'published' | 'settled' | 'none'> {
   const taken = await takeNextDuePost(deps);
   if (taken === 'none' || taken === 'settled') return taken;
   await taken.publish();
@@ -82,7 +66,7 @@ export async function publishNextDuePost(deps: PublishingDeps): Promise<'publish
 }
 
 /** As publishNextDuePost, returning once the targets are taken: `publish` then calls their platforms. */
-export async function takeNextDuePost(deps: PublishingDeps): Promise<'settled' | 'none' | { publish(): Promise<void> }> {
+export async function takeNextDuePost(deps: Dependencies): Promise<'settled' | 'none' | { publish(): Promise<void> }> {
   const claim = await deps.db.transaction().execute(async (trx) => {
     const post = await selectNextDuePostForUpdate(trx, deps.now());
     return post === undefined ? undefined : claimTargets(trx, deps, post);
@@ -99,7 +83,7 @@ export async function takeNextDuePost(deps: PublishingDeps): Promise<'settled' |
  * something is due (a lease running out is such a time, so a worker that dies mid-call is followed
  * up). Null when nothing could be taken now.
  */
-async function claimTargets(trx: Kysely<Database>, deps: PublishingDeps, post: PostRow): Promise<Claim | null> {
+async function claimTargets(trx: Kysely<Database>, deps: Dependencies, post: PostRow): Promise<Claim | null> {
   const now = deps.now();
   // A next_check_at that no longer matches the post (it was edited in between) is put right, so it is not taken again.
   if (post.status !== 'scheduled' && post.status !== 'publishing') {
@@ -164,11 +148,11 @@ async function claimTargets(trx: Kysely<Database>, deps: PublishingDeps, post: P
 }
 
 /** Calls the platforms for every target taken, side by side, and records each outcome. Never throws. */
-async function publishClaim(deps: PublishingDeps, claim: Claim): Promise<void> {
+async function publishClaim(deps: Dependencies, claim: Claim): Promise<void> {
   await Promise.all(claim.targets.map((claimed) => publishTarget(deps, claim, claimed)));
 }
 
-async function publishTarget(deps: PublishingDeps, claim: Claim, claimed: ClaimedTarget): Promise<void> {
+async function publishTarget(deps: Dependencies, claim: Claim, claimed: ClaimedTarget): Promise<void> {
   const { post } = claim;
   const { target, account, attempt } = claimed;
   const outcome = await callPlatform(deps, claim, claimed).catch((error: unknown): PublishOutcome => {
@@ -182,7 +166,7 @@ async function publishTarget(deps: PublishingDeps, claim: Claim, claimed: Claime
   });
 }
 
-async function callPlatform(deps: PublishingDeps, claim: Claim, claimed: ClaimedTarget): Promise<PublishOutcome> {
+async function callPlatform(deps: Dependencies, claim: Claim, claimed: ClaimedTarget): Promise<PublishOutcome> {
   const { post } = claim;
   const { target, account, parts } = claimed;
   const publisher = deps.publishers.for(account);
@@ -248,7 +232,7 @@ async function callPlatform(deps: PublishingDeps, claim: Claim, claimed: Claimed
   return publisher.publish(request, hooks);
 }
 
-function toMediaToPublish(deps: Pick<PublishingDeps, 'storage' | 'publicMedia'>, row: MediaRow): MediaToPublish {
+function toMediaToPublish(deps: Pick<Dependencies, 'storage' | 'publicMedia'>, row: MediaRow): MediaToPublish {
   return {
     ...toMediaFacts(row),
     altText: row.alt_text,
@@ -261,7 +245,7 @@ function toMediaToPublish(deps: Pick<PublishingDeps, 'storage' | 'publicMedia'>,
 }
 
 /** Writes one target's outcome over the attempt that made it, and the post's status, in the post's lock. */
-async function recordOutcome(deps: PublishingDeps, postId: string, target: TargetRow, account: AccountRow, attempt: number, outcome: PublishOutcome): Promise<void> {
+async function recordOutcome(deps: Dependencies, postId: string, target: TargetRow, account: AccountRow, attempt: number, outcome: PublishOutcome): Promise<void> {
   const now = deps.now();
   await deps.db.transaction().execute(async (trx) => {
     const post = await selectPostForUpdate(trx, postId);

@@ -14,26 +14,14 @@ import {
   type EventRow,
 } from '../../db/queries/webhooks.js';
 import type { Database } from '../../db/schema.js';
-import type { CredentialVault } from '../ports/secrets.js';
-import type { WebhookResponse, WebhookSender } from '../ports/webhook-sender.js';
+import type { WebhookResponse } from '../ports/webhook-sender.js';
+import type { Dependencies } from '../dependencies.js';
 import { errorName } from '../errors.js';
 import { openWebhookSecret } from './secrets.js';
 import { deliveryLeaseMs, retryDelayMs, type WebhookSettings } from './settings.js';
 
-/** What delivering events needs; the publishing road's deps carry the same. */
-export interface DeliveryDeps {
-  db: Kysely<Database>;
-  vault: CredentialVault;
-  webhooks: { sender: WebhookSender; settings: WebhookSettings };
-  now(): Date;
-  log: DeliveryLog;
-}
-
-/** The slice of a pino logger delivery writes to; never given a secret or a URL. */
-export interface DeliveryLog {
-  info(fields: object, message: string): void;
-  error(fields: object, message: string): void;
-}
+/** What delivering events needs. */
+export type DeliveryDeps = Pick<Dependencies, 'db' | 'vault' | 'webhooks' | 'now' | 'log'>;
 
 interface DeliveryClaim {
   delivery: DeliveryRow;

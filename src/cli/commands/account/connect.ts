@@ -49,15 +49,15 @@ export function accountConnectCommand(): Command {
         const value = credentialFlags[field.key];
         if (value !== undefined) credentials[field.key] = field.secret ? await readSecretArgument(value) : value;
       }
-      const [{ connectAccountFor }, { createAccountParts }] = await Promise.all([
+      const [{ connectAccountFor }, { createDependencies }] = await Promise.all([
         import('../../../domain/live-accounts.js'),
         import('../../wiring/dependencies.js'),
       ]);
-      const parts = await createAccountParts(readEnvironment(), db);
+      const deps = await createDependencies(readEnvironment(), db, { info: () => {}, error: () => {} });
       // The platform is checked by the domain's connect rules (only Bluesky and Mastodon connect live).
       const input: AccountConnectInput = { platform: opts.platform as AccountConnectInput['platform'], credentials };
       if (opts.username !== undefined) input.username = opts.username;
-      const { account } = await connectAccountFor({ db, ...parts }, owner, input);
+      const { account } = await connectAccountFor(deps, owner, input);
       return account;
     });
   });

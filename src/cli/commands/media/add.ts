@@ -1,7 +1,5 @@
-import { join } from 'node:path';
 import { Command } from 'commander';
 import { readEnvironment } from '../../wiring/configuration.js';
-import { LocalDiskStorage } from '../../../adapters/storage/local-disk-storage.js';
 import { mediaKind, nonNegativeInteger, positiveInteger } from '../../option-parsers.js';
 import { runCommand } from '../../run-command.js';
 
@@ -35,9 +33,8 @@ export function mediaAddCommand(): Command {
       if (opts.file !== undefined) {
         if (STATED_FACTS.some((flag) => opts[flag] !== undefined)) return command.error('error: --file reads the facts from the file; leave out --kind, --mime, --bytes, --width, --height and --duration-ms');
         const path = opts.file;
-        const storage = new LocalDiskStorage(join(readEnvironment().dataDir, 'media'));
-        const { FfprobeMediaProbe } = await import('../../../adapters/probe/ffprobe-media-probe.js');
-        return runCommand(({ db }) => addMediaFromFile(db, storage, new FfprobeMediaProbe(), opts.user, path));
+        const [{ mediaStorageOf }, { FfprobeMediaProbe }] = await Promise.all([import('../../wiring/dependencies.js'), import('../../../adapters/probe/ffprobe-media-probe.js')]);
+        return runCommand(({ db }) => addMediaFromFile(db, mediaStorageOf(readEnvironment()), new FfprobeMediaProbe(), opts.user, path));
       }
       if (opts.kind === undefined || opts.mime === undefined || opts.bytes === undefined) {
         return command.error('error: give --file, or all of --kind, --mime and --bytes');
