@@ -213,6 +213,8 @@ export interface paths {
          *     - **Sandbox** (any of the 11 platforms): leave `credentials` out and give a `username`.
          *       A sandbox account publishes into Herald's own outbox, with a platform post id and a
          *       URL under `sandbox.herald.invalid`, so the whole road can be tried with no network.
+         *     - **Through the platform's consent page** (X): not here. Start with `startConnection`;
+         *       credentials for such a platform are refused with a `details` item pointing there.
          *
          *     The service URL (`service`, `instance`) must be `https` and resolve to public
          *     addresses, unless the server runs with `HERALD_ALLOW_PRIVATE_NETWORK=true` (for an
@@ -263,6 +265,66 @@ export interface paths {
          *     caller cannot post to, is `404 Account not found`.
          */
         delete: operations["disconnectAccount"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start connecting an account through the platform's consent page
+         * @description Starts connecting a live account the way people connect apps: the client sends the
+         *     person to `authorizationUrl`, the platform's own consent page; once they agree, the
+         *     platform sends them back to Herald (`GET /oauth/callback`), which exchanges the code for
+         *     tokens (PKCE S256 where the platform supports it), reads who the account is, and
+         *     connects it to the caller. A platform account the caller already has is reconnected in
+         *     place: same id, new tokens, `health` back to `ok`.
+         *
+         *     Follow the connection with `getConnection`: `pending` until the person comes back,
+         *     then `connected` with `accountId`, or `failed` with `error` (they refused, the exchange
+         *     failed), or `expired` when nobody came back within 10 minutes (`expiresAt`). With a
+         *     `returnUrl`, the person's browser is sent there at the end with
+         *     `?connection={id}&status=connected|failed`; without one, Herald shows a short page
+         *     saying they can close the window.
+         *
+         *     The platform's app must be configured on this server (`GET /api/v1/platforms` shows
+         *     `"configured": true`; `HERALD_<PLATFORM>_CLIENT_ID` and `HERALD_<PLATFORM>_CLIENT_SECRET`);
+         *     otherwise `400 Platform not configured: …` names the variables to set. Bluesky and
+         *     Mastodon connect with credentials through `connectAccount`; asking for them here is a 400
+         *     pointing there.
+         */
+        post: operations["startConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a connection
+         * @description Where a connection started with `startConnection` stands. Only its starter sees it:
+         *     another caller's connection, like an unknown or malformed id, is `404 Connection not found`.
+         *     A pending connection past `expiresAt` shows `expired`.
+         */
+        get: operations["getConnection"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -497,6 +559,40 @@ export interface paths {
          *     and a platform may fetch from many addresses at once.
          */
         get: operations["getPublicMedia"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where a platform sends the person back after its consent page
+         * @description The one redirect URI an operator registers with every platform:
+         *     `{HERALD_PUBLIC_URL}/oauth/callback`. Not called by clients: the platform sends the
+         *     person's browser here with `state` and either `code` or `error`. No key: `state` (random,
+         *     bound to one connection, single use, valid 10 minutes) is the permission. Limited per
+         *     client address like the other public pages.
+         *
+         *     Herald checks `state`, exchanges the code, reads who the account is and connects it; the
+         *     connection ends `connected`, or `failed` with a message (the person refused, the
+         *     exchange or the identity read failed), or `expired` past its 10 minutes. Then the browser
+         *     is redirected (`302`) to the connection's `returnUrl` with
+         *     `connection={id}&status=connected|failed` added to its query, or, without a
+         *     `returnUrl`, shown a short static page. A `state` that is unknown, or whose connection
+         *     has already ended, changes nothing and is answered with the static failure page (`400`).
+         *     The pages are Herald's own text, never anything from the request, under a
+         *     Content-Security-Policy that allows no script.
+         */
+        get: operations["oauthCallback"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1052,7 +1148,7 @@ export interface components {
          *     Cross-field rules (answered as `Invalid request` with `details`): a live account needs
          *     its platform's credentials (Bluesky: `service`, `identifier`, `appPassword`; Mastodon:
          *     `instance`, `accessToken`) and no others; only Bluesky and Mastodon can be connected
-         *     live; a sandbox account needs `username` and takes no `credentials`; `username` and
+         *     live with credentials (X connects through `startConnection`); a sandbox account needs `username` and takes no `credentials`; `username` and
          *     `displayName` are taken from the platform for a live account and refused here.
          */
         AccountConnectInput: {
@@ -1279,6 +1375,45 @@ export interface components {
             /** @description The problem in words. */
             message: string;
         };
+        /** @description Which platform to connect, and where to send the person afterwards. */
+        ConnectionStartInput: {
+            /**
+             * @description A platform that connects through its consent page (`connect` is `oauth` in `listPlatforms`).
+             * @enum {string}
+             */
+            platform: "bluesky" | "mastodon" | "x" | "instagram" | "facebook" | "linkedin" | "threads" | "tiktok" | "youtube" | "pinterest" | "reddit";
+            /**
+             * @description Where the person's browser goes once the connection has ended, with
+             *     `connection={id}&status=connected|failed` added to its query: an absolute `http` or
+             *     `https` URL of at most 2048 characters. Without it, Herald shows a short page instead.
+             */
+            returnUrl?: string;
+        };
+        /**
+         * @description `pending` until the person comes back from the consent page; then `connected`, or
+         *     `failed` (see `error`); `expired` when nobody came back before `expiresAt`.
+         * @enum {string}
+         */
+        ConnectionStatus: "pending" | "connected" | "failed" | "expired";
+        /** @description One attempt to connect an account through the platform's consent page. */
+        Connection: {
+            /** @description The connection's id (`conn_…`). */
+            id: string;
+            /** @description The platform being connected. */
+            platform: string;
+            status: components["schemas"]["ConnectionStatus"];
+            /** @description The platform's consent page to send the person to; null once the connection is no longer pending. */
+            authorizationUrl: string | null;
+            /**
+             * Format: date-time
+             * @description Until when the person can come back from the consent page (10 minutes after the start).
+             */
+            expiresAt: string;
+            /** @description The connected account, once `status` is `connected`. */
+            accountId: string | null;
+            /** @description Why the connection failed, fit to show a person; null unless `status` is `failed`. */
+            error: string | null;
+        };
         /** @description The supported platforms. */
         PlatformList: {
             /** @description Every platform, with its post types and limits. */
@@ -1458,6 +1593,19 @@ export interface components {
         Platform: {
             /** @description Platform id, as in the account listing (e.g. x, instagram). */
             id: string;
+            /**
+             * @description How a live account of this platform connects: `oauth` through its consent page
+             *     (`startConnection`), `credentials` pasted into `connectAccount` (Bluesky, Mastodon), or
+             *     `sandbox` when Herald does not publish to it for real yet (sandbox accounts only).
+             * @enum {string}
+             */
+            connect: "oauth" | "credentials" | "sandbox";
+            /**
+             * @description Whether this server can connect live accounts of the platform: always for
+             *     `credentials`, never for `sandbox`, and for `oauth` when the operator has set the
+             *     platform's app (`HERALD_<PLATFORM>_CLIENT_ID` and `HERALD_<PLATFORM>_CLIENT_SECRET`).
+             */
+            configured: boolean;
             /** @description Platform name as shown to people and used in error messages. */
             displayName: string;
             /** @description Post types the platform accepts, with their rules, in vocabulary order. */
@@ -2547,6 +2695,97 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    startConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConnectionStartInput"];
+            };
+        };
+        responses: {
+            /** @description The connection, pending; send the person to `authorizationUrl`. */
+            201: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Connection"];
+                };
+            };
+            /**
+             * @description The body is invalid (`Invalid request` with `details`: an unknown platform, a
+             *     `returnUrl` that is not an absolute `http` or `https` URL), the platform's app is not
+             *     configured on this server, or the platform connects with credentials. Nothing is stored.
+             */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The connection's id, as `startConnection` gave it. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connection. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Connection"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description No connection with this id was started by the caller. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listMedia: {
         parameters: {
             query?: {
@@ -3157,6 +3396,65 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    oauthCallback: {
+        parameters: {
+            query?: {
+                /** @description The value Herald put in the authorization URL. */
+                state?: string;
+                /** @description The authorization code, when the person agreed. */
+                code?: string;
+                /** @description The platform's error code, when the person refused or the platform failed. */
+                error?: string;
+                /** @description The platform's description of the error (never shown as HTML). */
+                error_description?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connection has ended (connected or failed) and has no `returnUrl`. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": components["schemas"]["HtmlPage"];
+                };
+            };
+            /** @description The connection has ended and the browser goes to its `returnUrl`. */
+            302: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    /** @description The `returnUrl` with `connection` and `status` added to its query. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The `state` is missing, unknown or already used; nothing changed. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": components["schemas"]["HtmlPage"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -7,6 +7,7 @@ import { deletePostHandler } from './operations/deletePost.js';
 import { deleteWebhookHandler } from './operations/deleteWebhook.js';
 import { disconnectAccountHandler } from './operations/disconnectAccount.js';
 import { getApiReferenceHandler } from './operations/getApiReference.js';
+import { getConnectionHandler } from './operations/getConnection.js';
 import { getLivenessHandler } from './operations/getLiveness.js';
 import { getOpenApiJsonHandler } from './operations/getOpenApiJson.js';
 import { getOpenApiYamlHandler } from './operations/getOpenApiYaml.js';
@@ -20,9 +21,11 @@ import { listPlatformsHandler } from './operations/listPlatforms.js';
 import { listPostsHandler } from './operations/listPosts.js';
 import { listWebhookDeliveriesHandler } from './operations/listWebhookDeliveries.js';
 import { listWebhooksHandler } from './operations/listWebhooks.js';
+import { oauthCallbackHandler } from './operations/oauthCallback.js';
 import { publishPostHandler } from './operations/publishPost.js';
 import { retryPostHandler } from './operations/retryPost.js';
 import { rotateWebhookSecretHandler } from './operations/rotateWebhookSecret.js';
+import { startConnectionHandler } from './operations/startConnection.js';
 import { testWebhookHandler } from './operations/testWebhook.js';
 import { updatePostHandler } from './operations/updatePost.js';
 import { updateWebhookHandler } from './operations/updateWebhook.js';
@@ -44,6 +47,9 @@ export function createServiceHandlers(ctx: OperationContext, reference: Referenc
     listAccounts: listAccountsHandler(ctx),
     connectAccount: connectAccountHandler(ctx),
     disconnectAccount: disconnectAccountHandler(ctx),
+    startConnection: startConnectionHandler(ctx),
+    getConnection: getConnectionHandler(ctx),
+    oauthCallback: oauthCallbackHandler(ctx),
     uploadMedia: uploadMediaHandler(ctx),
     listMedia: listMediaHandler(ctx),
     deleteMedia: deleteMediaHandler(ctx),
@@ -56,7 +62,7 @@ export function createServiceHandlers(ctx: OperationContext, reference: Referenc
     rotateWebhookSecret: rotateWebhookSecretHandler(ctx),
     testWebhook: testWebhookHandler(ctx),
     listWebhookDeliveries: listWebhookDeliveriesHandler(ctx),
-    listPlatforms: listPlatformsHandler(),
+    listPlatforms: listPlatformsHandler(ctx),
     getOpenApiJson: getOpenApiJsonHandler(reference),
     getOpenApiYaml: getOpenApiYamlHandler(reference),
     getApiReference: getApiReferenceHandler(reference),

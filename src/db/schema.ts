@@ -206,6 +206,27 @@ export interface WebhookAttemptsTable {
   next_attempt_at: Date | null;
 }
 
+export type ConnectionStatus = 'pending' | 'connected' | 'failed' | 'expired';
+
+export interface ConnectionsTable {
+  id: string;
+  user_id: string;
+  platform: string;
+  status: ConnectionStatus;
+  /** SHA-256 (hex) of the state sent to the platform; null once the connection has ended. */
+  state_hash: string | null;
+  /** The PKCE verifier, sealed; null without PKCE or once ended. */
+  code_verifier: string | null;
+  /** Null once the connection has ended. */
+  authorization_url: string | null;
+  return_url: string | null;
+  account_id: string | null;
+  error: string | null;
+  created_at: Date;
+  expires_at: Date;
+  ended_at: Date | null;
+}
+
 export interface IdempotencyKeysTable {
   user_id: string;
   operation_id: string;
@@ -238,4 +259,5 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   idempotency_keys: IdempotencyKeysTable;
+  connections: ConnectionsTable;
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
 /** Every id is a type prefix and 26 characters of Crockford base32 (130 random bits): opaque, unguessable, readable in logs. */
-export type IdPrefix = 'usr' | 'org' | 'key' | 'acc' | 'med' | 'post' | 'whk' | 'evt' | 'dlv';
+export type IdPrefix = 'usr' | 'org' | 'key' | 'acc' | 'med' | 'post' | 'whk' | 'evt' | 'dlv' | 'conn';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 const BODY_LENGTH = 26;

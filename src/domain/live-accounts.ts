@@ -8,7 +8,7 @@ import type { Account, AccountConnectInput, ErrorDetail } from './api-types.js';
 import { toAccountView } from './accounts.js';
 import { DomainError, invalidRequest } from './errors.js';
 import { newId } from './ids.js';
-import { LIVE_PLATFORMS, livePlatform } from './platforms/live.js';
+import { credentialPlatforms, livePlatform } from './platforms/live.js';
 import { isStorableText } from './text.js';
 import { requireOrganization, requireUser } from './users.js';
 
@@ -47,14 +47,14 @@ export async function connectAccountFor(deps: LiveConnectDeps, owner: AccountOwn
   }
 
   const credentials = input.credentials as Record<string, string>;
-  const serviceUrl = credentials[livePlatform(input.platform)?.serviceKey ?? ''] ?? '';
+  const serviceUrl = credentials[serviceKeyOf(input.platform) ?? ''] ?? '';
   try {
     deps.checkServiceUrl(serviceUrl);
   } catch (error) {
     throw new DomainError('not_allowed', error instanceof Error ? error.message : 'URL not allowed');
   }
   const publisher = deps.publishers.for({ mode: 'live', platform: input.platform });
-  if (publisher === undefined) throw new Error(`no live publisher for ${input.platform}`);
+  if (publisher?.connect === undefined) throw new Error(`no live publisher connects ${input.platform} accounts with credentials`);
   let connected;
   try {
     connected = await publisher.connect(credentials);
@@ -68,11 +68,26 @@ export async function connectAccountFor(deps: LiveConnectDeps, owner: AccountOwn
     }
     throw error;
   }
+  return storeConnectedAccount(deps, owner, input.platform, connected);
+}
+
+/**
+ * Stores an account a platform has just vouched for: a live account the owner already has (the
+ * same platform account) takes the new credentials and profile and is healthy again, keeping its
+ * id; any other is created.
+ */
+export async function storeConnectedAccount(
+  deps: Pick<LiveConnectDeps, 'db' | 'vault'>,
+  owner: AccountOwner,
+  platform: string,
+  connected: ConnectedAccount<unknown>,
+): Promise<{ account: Account; created: boolean }> {
+  const owners = { owner_user_id: 'userId' in owner ? owner.userId : null, owner_org_id: 'orgId' in owner ? owner.orgId : null };
   const problem = profileProblem(connected);
-  if (problem !== null) throw new DomainError('platform_unreachable', `Platform error: ${input.platform} answered a profile Herald cannot store: ${problem}`);
+  if (problem !== null) throw new DomainError('platform_unreachable', `Platform error: ${platform} answered a profile Herald cannot store: ${problem}`);
   const sealed = deps.vault.seal(connected.credentials as object);
   const existing =
-    (await findLiveAccount(deps.db, owners, input.platform, connected.platformUserId)) ?? (await formerAccount(deps, owners, input.platform, connected));
+    (await findLiveAccount(deps.db, owners, platform, connected.platformUserId)) ?? (await formerAccount(deps, owners, platform, connected));
   if (existing !== undefined) {
     const row = await updateAccountCredentials(deps.db, existing.id, {
       credentials: sealed,
@@ -84,7 +99,7 @@ export async function connectAccountFor(deps: LiveConnectDeps, owner: AccountOwn
   }
   const row = await insertAccount(deps.db, {
     id: newId('acc'),
-    platform: input.platform,
+    platform: platform,
     username: connected.username,
     display_name: connected.displayName,
     ...owners,
@@ -114,8 +129,8 @@ function profileProblem(connected: ConnectedAccount<unknown>): string | null {
  * The owner's account stored under the platform's former, not unique, id for this account, when
  * its stored service URL is this one's; accounts on other services that share the id stay apart.
  */
-async function formerAccount(deps: LiveConnectDeps, owners: Parameters<typeof findLiveAccount>[1], platform: string, connected: ConnectedAccount<unknown>) {
-  const serviceKey = livePlatform(platform)?.serviceKey;
+async function formerAccount(deps: Pick<LiveConnectDeps, 'db' | 'vault'>, owners: Parameters<typeof findLiveAccount>[1], platform: string, connected: ConnectedAccount<unknown>) {
+  const serviceKey = serviceKeyOf(platform);
   if (connected.formerPlatformUserId === undefined || serviceKey === undefined) return undefined;
   const former = await findLiveAccount(deps.db, owners, platform, connected.formerPlatformUserId);
   if (former === undefined || former.credentials === null) return undefined;
@@ -143,9 +158,13 @@ function connectProblems(input: AccountConnectInput): ErrorDetail[] {
     }
   }
   const platform = livePlatform(input.platform);
+  if (platform?.connects === 'oauth') {
+    problems.push(custom(['credentials'], 'absent', 'an object', `${input.platform} accounts connect through the platform's consent page: start with POST /api/v1/connections`));
+    return problems;
+  }
   if (platform === undefined) {
-    const ids = LIVE_PLATFORMS.map((p) => p.id);
-    problems.push(custom(['platform'], ids.join(' or '), input.platform, `Only ${ids.join(' and ')} accounts can be connected live; connect a sandbox account instead`));
+    const ids = credentialPlatforms().map((p) => p.id);
+    problems.push(custom(['platform'], ids.join(' or '), input.platform, `Only ${ids.join(' and ')} accounts can be connected live with credentials; connect a sandbox account instead`));
     return problems;
   }
   const given = input.credentials as Record<string, string>;
@@ -169,7 +188,12 @@ function custom(path: string[], expected: string, received: string, message: str
   return { code: 'custom', expected, received, path, message };
 }
 
+function serviceKeyOf(platform: string): string | undefined {
+  const live = livePlatform(platform);
+  return live?.connects === 'credentials' ? live.serviceKey : undefined;
+}
+
 /** By name: the domain knows publishers only by their types. */
-function isConnectError(error: unknown): error is ConnectError {
+export function isConnectError(error: unknown): error is ConnectError {
   return error instanceof Error && error.name === 'ConnectError';
 }

@@ -16,6 +16,7 @@ import { readFileSync } from 'node:fs';
 import { SPEC_PATH } from '../../src/api/contract/specification.js';
 import { publicMediaUrl } from '../../src/domain/media/public-media.js';
 import { createUrlSigner } from '../../src/adapters/secrets/url-signer.js';
+import { startXFake, type XFake } from '../support/x-fake.js';
 
 /**
  * The contract suite: `herald serve` as its own process, set up through the CLI as an operator
@@ -32,6 +33,8 @@ const ids: Record<string, string> = {};
 /** Where the webhook endpoint points: a receiver on 127.0.0.1 answering 204, so no event leaves the machine. */
 let receiver: Server;
 let receiverUrl: string;
+/** X, for the consent flow: a fake written from its documentation. */
+let x: XFake;
 
 beforeAll(async () => {
   dataDir = await makeDataDir('herald-contract-');
@@ -40,7 +43,16 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/herald`;
   // The receiver is on a private address, which the service calls only with this set.
-  env = { HERALD_DATA_DIR: dataDir, LOG_LEVEL: 'silent', HERALD_ALLOW_PRIVATE_NETWORK: 'true', HERALD_SECRET_KEY: randomBytes(32).toString('base64') };
+  x = await startXFake();
+  env = {
+    HERALD_DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    HERALD_ALLOW_PRIVATE_NETWORK: 'true',
+    HERALD_SECRET_KEY: randomBytes(32).toString('base64'),
+    HERALD_X_CLIENT_ID: x.clientId,
+    HERALD_X_CLIENT_SECRET: x.clientSecret,
+    HERALD_X_BASE_URL: x.url,
+  };
   if (TEST_DATABASE_URL !== undefined) {
     database = await createTestDatabase();
     env.DATABASE_URL = database.url;
@@ -68,6 +80,7 @@ afterAll(async () => {
   await database?.close();
   files?.cleanup();
   await new Promise((resolve) => receiver?.close(resolve));
+  await x?.close();
   await removeDataDir(dataDir);
 });
 
@@ -156,6 +169,15 @@ describe('the running service honours its contract', { timeout: 120_000 }, () =>
     const photo = await fetchChecked(baseUrl, 'GET', `${photoUrl.pathname}${photoUrl.search}`);
     expect([photo.status, photo.headers['content-type'], Number(photo.headers['content-length'])]).toEqual([200, 'image/jpeg', files.jpeg1080x1350.length]);
     expect((await fetchChecked(baseUrl, 'GET', `${photoUrl.pathname}?expires=1&signature=x`)).status).toBe(404);
+    // An X account, through X's consent page and back to the client's page.
+    x.consentAs(x.addUser({ username: 'ada_on_x' }));
+    const started = await call<Schemas['Connection']>('POST', '/api/v1/connections', { json: { platform: 'x', returnUrl: 'https://app.example.com/done' } });
+    expect(started.status).toBe(201);
+    const atX = await fetch(started.body.authorizationUrl ?? '', { redirect: 'manual', signal: AbortSignal.timeout(10_000) });
+    const back = new URL(atX.headers.get('location') ?? '');
+    const returned = await fetchChecked(baseUrl, 'GET', `${back.pathname}${back.search}`);
+    expect([returned.status, returned.headers.location]).toEqual([302, `https://app.example.com/done?connection=${started.body.id}&status=connected`]);
+    expect((await call<Schemas['Connection']>('GET', `/api/v1/connections/${started.body.id}`)).body).toMatchObject({ status: 'connected', error: null });
     expect((await fetchChecked(baseUrl, 'GET', '/api/v1/nothing-here')).status).toBe(404);
     expect((await fetchChecked(baseUrl, 'GET', '/health/live')).body).toEqual({ status: 'ok' });
     expect((await fetchChecked(baseUrl, 'GET', '/health/ready')).body).toEqual({ ready: true, database: 'up', migrations: 'applied' });

@@ -62,7 +62,8 @@ describe('POST /api/v1/accounts (sandbox)', () => {
   it.each([
     [{ platform: 'x' }, [{ path: ['username'], code: 'invalid_type' }]],
     [{ platform: 'x', sandbox: false, username: 'a' }, [{ path: ['credentials'], code: 'invalid_type' }]],
-    [{ platform: 'x', credentials: { instance: 'https://example.com', accessToken: 't' } }, [{ path: ['platform'], code: 'custom' }]],
+    [{ platform: 'x', credentials: { instance: 'https://example.com', accessToken: 't' } }, [{ path: ['credentials'], code: 'custom' }]],
+    [{ platform: 'tiktok', credentials: { instance: 'https://example.com', accessToken: 't' } }, [{ path: ['platform'], code: 'custom' }]],
     [{ platform: 'mastodon', sandbox: true, credentials: { instance: 'https://example.com', accessToken: 't' } }, [{ path: ['sandbox'], code: 'custom' }]],
     [{ platform: 'bluesky', credentials: { service: 'https://example.com', identifier: 'a' } }, [{ path: ['credentials', 'appPassword'], code: 'invalid_type' }]],
     [{ platform: 'mastodon', username: 'me', credentials: { instance: 'https://example.com', accessToken: 't', appPassword: 'p' } }, [{ path: ['username'], code: 'unrecognized_keys' }, { path: ['credentials', 'appPassword'], code: 'unrecognized_keys' }]],

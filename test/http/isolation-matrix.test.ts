@@ -15,13 +15,15 @@ import { account, media, userWithKey, type TestUser } from '../support/fixtures.
  * (so it reveals nothing), and nothing of the owner's may change. An operation of the spec missing
  * from the table below fails the test, so a new operation cannot escape it.
  */
-const api = useTestApi();
+// An X app, so that each party can start a connection (starting one calls nothing).
+const api = useTestApi({ env: () => ({ HERALD_X_CLIENT_ID: 'isolation-app', HERALD_X_CLIENT_SECRET: 'isolation-secret' }) });
 
 interface Resources {
   post: string;
   account: string;
   media: string;
   webhook: string;
+  connection: string;
 }
 
 interface Party extends TestUser, Resources {}
@@ -74,6 +76,8 @@ const PROBES: Record<string, Probe> = {
   rotateWebhookSecret: { kind: 'requests', build: (c, t) => [withKey(c, { method: 'POST', url: `/api/v1/webhooks/${t.webhook}/rotate-secret` })] },
   testWebhook: { kind: 'requests', build: (c, t) => [withKey(c, { method: 'POST', url: `/api/v1/webhooks/${t.webhook}/test` })] },
   listWebhookDeliveries: { kind: 'requests', build: (c, t) => [withKey(c, { method: 'GET', url: `/api/v1/webhooks/${t.webhook}/deliveries` })] },
+  startConnection: { kind: 'own-only', why: 'starts a connection for the caller; its body names no existing resource' },
+  getConnection: { kind: 'requests', build: (c, t) => [withKey(c, { method: 'GET', url: `/api/v1/connections/${t.connection}` })] },
 };
 
 type Operation = { operationId: string; security?: unknown[] };
@@ -84,7 +88,7 @@ const keyed = Object.values(spec.paths)
   .map((op) => op.operationId);
 
 /** Ids of the right form that exist nowhere: what every foreign id must be indistinguishable from. */
-const ghosts: Resources = { post: newId('post'), account: newId('acc'), media: newId('med'), webhook: newId('whk') };
+const ghosts: Resources = { post: newId('post'), account: newId('acc'), media: newId('med'), webhook: newId('whk'), connection: newId('conn') };
 /** Ids of every other form: another type's prefix, too short, a path trick, non-ASCII. */
 const malformed = ['post_0', 'acc_../../x', 'med_ÄÖÜ', `whk_${'z'.repeat(300)}`, 'usr_0000000000000000000000000'];
 
@@ -106,7 +110,9 @@ async function party(name: string): Promise<Party> {
   });
   // A delivery of its own, so that the deliveries listing has something to hide.
   expect((await api.request({ method: 'POST', url: `/api/v1/webhooks/${webhook.body.id}/test`, key: user.key })).status).toBe(202);
-  return { ...user, account: acc, media: med, post: post.body.id, webhook: webhook.body.id };
+  const connection = await api.request<Schemas['Connection']>({ method: 'POST', url: '/api/v1/connections', key: user.key, body: { platform: 'x' } });
+  expect(connection.status).toBe(201);
+  return { ...user, account: acc, media: med, post: post.body.id, webhook: webhook.body.id, connection: connection.body.id };
 }
 
 /** Everything of one user's, as stored: compared before and after the probes. */
@@ -118,6 +124,7 @@ async function holdings(userId: string) {
     accounts: await db.selectFrom('accounts').selectAll().where('owner_user_id', '=', userId).orderBy('id').execute(),
     media: await db.selectFrom('media_assets').selectAll().where('owner_user_id', '=', userId).orderBy('id').execute(),
     webhooks: await db.selectFrom('webhook_endpoints').selectAll().where('user_id', '=', userId).orderBy('id').execute(),
+    connections: await db.selectFrom('connections').selectAll().where('user_id', '=', userId).orderBy('id').execute(),
   };
 }
 
@@ -174,7 +181,7 @@ describe('isolation between users and organizations, for every operation of the 
   it('answers ids of any other form as not found (or not accessible, for ids in a body), and changes nothing', async () => {
     const before = await holdings(bob.userId);
     for (const id of malformed) {
-      const odd: Resources = { post: id, account: id, media: id, webhook: id };
+      const odd: Resources = { post: id, account: id, media: id, webhook: id, connection: id };
       for (const [operationId, probe] of Object.entries(PROBES)) {
         if (probe.kind !== 'requests') continue;
         for (const req of probe.build(ada, odd)) {
@@ -182,7 +189,7 @@ describe('isolation between users and organizations, for every operation of the 
           expect([404, 403, 400], `${operationId} ${req.method} ${req.url}`).toContain(res.status);
           // It may name the id it was sent, and nothing of anybody's.
           const said = JSON.stringify(res.body);
-          for (const secret of [bob.userId, bob.post, bob.account, bob.media, bob.webhook, orgAccount, 'bob']) expect(said).not.toContain(secret);
+          for (const secret of [bob.userId, bob.post, bob.account, bob.media, bob.webhook, bob.connection, orgAccount, 'bob']) expect(said).not.toContain(secret);
         }
       }
     }

@@ -64,7 +64,7 @@ async function publish(credentials: BlueskyCredentials, toPublish: PartToPublish
   const refreshed: BlueskyCredentials[] = [];
   const published: [number, PublishedPart][] = [];
   const outcome = await publisher.publish(
-    { account: { id: 'acc_1', platform: 'bluesky', username: credentials.handle, platformUserId: credentials.did }, credentials, parts: toPublish, firstAttemptAt: new Date(), inDoubt: false, now: new Date() },
+    { account: { id: 'acc_1', platform: 'bluesky', username: credentials.handle, platformUserId: credentials.did }, credentials, parts: toPublish, fields: {}, firstAttemptAt: new Date(), inDoubt: false, now: new Date() },
     {
       // The token source, as the engine gives it, for one publication: refresh, store, hand back.
       refreshCredentials: async (refresh) => {

@@ -92,7 +92,7 @@ function road<C>(initial: C) {
 }
 
 function request<C>(account: PublishAccount, credentials: C, parts: PartToPublish[], inDoubt = false): PublishRequest<C> {
-  return { account, credentials, parts, firstAttemptAt: new Date(), inDoubt, now: new Date() };
+  return { account, credentials, parts, fields: {}, firstAttemptAt: new Date(), inDoubt, now: new Date() };
 }
 
 function part(publisher: Publisher<unknown>, text: string, media: MediaToPublish[] = []): PartToPublish {
@@ -103,7 +103,7 @@ function part(publisher: Publisher<unknown>, text: string, media: MediaToPublish
 async function retryInDoubt<C>(publisher: Publisher<C>, req: PublishRequest<C>, hooks: PublishHooks<C>): Promise<PublishOutcome> {
   const [first] = req.parts;
   if (publisher.reconcile !== undefined && first !== undefined) {
-    const found = await publisher.reconcile(req, first);
+    const found = await publisher.reconcile(req, first, hooks);
     if (found.kind === 'found') return { kind: 'published', parts: [found.part] };
     if (found.kind !== 'absent') return { kind: 'unknown', message: found.kind };
   }

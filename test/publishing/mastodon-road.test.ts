@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestApi, type Schemas } from '../support/api.js';
 import { userWithKey, type TestUser } from '../support/fixtures.js';
-import { postDetail, publishNow } from '../support/posts.js';
+import { postDetail, publishNow, uploadMedia } from '../support/posts.js';
 import { startMastodonFake, type MastodonFake } from '../support/mastodon-fake.js';
-import { makeMediaFiles, multipartBody, type MediaFiles } from '../support/media-files.js';
+import { makeMediaFiles, type MediaFiles } from '../support/media-files.js';
 import { unusedPort } from '../support/ports.js';
 import { expectEventMatchesSpec } from '../support/contract.js';
 import { startTestReceiver, verifiedWith } from '../support/webhook-receiver.js';
@@ -34,15 +34,6 @@ async function connect(u: TestUser, username: string): Promise<{ account: Schema
 
 
 
-async function upload(u: TestUser, file: Buffer, name: string, type: string, altText: string): Promise<string> {
-  const { payload, contentType } = multipartBody([
-    { name: 'file', value: file, filename: name, type },
-    { name: 'altText', value: altText },
-  ]);
-  const res = await api.request<Schemas['Media']>({ method: 'POST', url: '/api/v1/media', key: u.key, payload, headers: { 'content-type': contentType } });
-  expect(res.status).toBe(201);
-  return res.body.id;
-}
 
 const statusesOf = (accountId: string) => mastodon.statuses.filter((s) => s.accountId === accountId);
 const statusRequestsOf = (text: string) => mastodon.requests.filter((r) => r.path === '/api/v1/statuses' && (r.body as { status?: string }).status === text);
@@ -73,7 +64,7 @@ describe('publishing to Mastodon', () => {
   it('uploads an image with its alt text, then posts the status with it', async () => {
     const u = await userWithKey(api.db);
     const { account, id: mastodonId } = await connect(u, 'bea');
-    const media = await upload(u, files.png64, 'a.png', 'image/png', 'A small square');
+    const media = await uploadMedia(api, u, files.png64, 'a.png', 'image/png', 'A small square');
     const id = await publishNow(api, u, { accountIds: [account.id], caption: 'With a picture', mediaIds: [media] });
     await api.publishing.drain();
     const [status] = statusesOf(mastodonId);
@@ -87,7 +78,7 @@ describe('publishing to Mastodon', () => {
   it('waits for a video through 202 and 206 before posting it', async () => {
     const u = await userWithKey(api.db);
     const { account, id: mastodonId } = await connect(u, 'cy');
-    const media = await upload(u, files.mp4Portrait, 'v.mp4', 'video/mp4', 'A test pattern');
+    const media = await uploadMedia(api, u, files.mp4Portrait, 'v.mp4', 'video/mp4', 'A test pattern');
     mastodon.videoProcessing.polls = 2;
     await publishNow(api, u, { accountIds: [account.id], caption: 'A video', mediaIds: [media] });
     await api.publishing.drain();
@@ -100,7 +91,7 @@ describe('publishing to Mastodon', () => {
   it('leaves a video that is still processing as publishing, with no worker waiting, and any worker resumes it without uploading again', async () => {
     const u = await userWithKey(api.db);
     const { account, id: mastodonId } = await connect(u, 'cyd');
-    const media = await upload(u, files.mp4Portrait, 'v.mp4', 'video/mp4', 'Slow to process');
+    const media = await uploadMedia(api, u, files.mp4Portrait, 'v.mp4', 'video/mp4', 'Slow to process');
     mastodon.videoProcessing.polls = 1000;
     try {
       const id = await publishNow(api, u, { accountIds: [account.id], caption: 'A slow video', mediaIds: [media] });
@@ -127,7 +118,7 @@ describe('publishing to Mastodon', () => {
   it('fails with media_error, and posts nothing, when the instance cannot process the video', async () => {
     const u = await userWithKey(api.db);
     const { account, id: mastodonId } = await connect(u, 'dee');
-    const media = await upload(u, files.mp4Portrait, 'v.mp4', 'video/mp4', 'Broken');
+    const media = await uploadMedia(api, u, files.mp4Portrait, 'v.mp4', 'video/mp4', 'Broken');
     mastodon.videoProcessing.polls = 1;
     mastodon.videoProcessing.fails = true;
     try {

@@ -79,7 +79,7 @@ export async function revokeHeard(api: TestApi, id: string): Promise<void> {
 export const UNLIMITED = { perKeyPerMinute: 1_000_000, writesPerKeyPerMinute: 1_000_000, perAddressPerMinute: 1_000_000 };
 
 /** One app on one fresh database for the whole test file; the tests build their own data in it. */
-export function useTestApi(): TestApi {
+export function useTestApi(options: { env?: () => Record<string, string> } = {}): TestApi {
   const api = {} as TestApi;
   let stopWatchingKeys = async () => {};
   beforeAll(async () => {
@@ -87,7 +87,7 @@ export function useTestApi(): TestApi {
     api.db = api.database.db;
     api.media = testMediaSettings();
     api.state = new ServiceState();
-    api.publishing = await startTestPublishing(api.db, api.media);
+    api.publishing = await startTestPublishing(api.db, api.media, {}, options.env?.());
     // Keys are cached as the server caches them, so every test also shows that a change to a key is seen at once.
     const keys = await watchApiKeys(api.database);
     stopWatchingKeys = keys.stop;

@@ -76,8 +76,13 @@ export function expectMatchesSpec(res: ObservedResponse): void {
     const declared = ((value as { $ref?: string }).$ref === undefined ? value : resolve((value as { $ref: string }).$ref)) as { required?: boolean };
     if (declared.required === true) expect(res.headers[header.toLowerCase()], `${where}: required header ${header} missing`).toBeDefined();
   }
+  if (response?.content === undefined) {
+    // A response the spec gives no content (a redirect) has none.
+    expect(res.body, `${where}: a body the spec does not document`).toBeUndefined();
+    return;
+  }
   const type = String(res.headers['content-type']).split(';')[0]?.trim() ?? '';
-  expect(Object.keys(response?.content ?? {}), `${where}: content type ${type} not documented`).toContain(type);
+  expect(Object.keys(response.content), `${where}: content type ${type} not documented`).toContain(type);
   if (type === 'application/json') check(`${responsePointer}/content/application~1json/schema`, res.body, where);
   else expect(typeof res.body, `${where}: ${type} body`).toBe('string');
 }

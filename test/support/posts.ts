@@ -1,12 +1,13 @@
 import { expect } from 'vitest';
 import type { Schemas, TestApi } from './api.js';
 import type { TestUser } from './fixtures.js';
+import { multipartBody } from './media-files.js';
 
 /** Calls to the posts API that the publishing tests make again and again, each checked against the spec. */
 
 export async function createPost(api: TestApi, u: TestUser, body: Record<string, unknown>): Promise<string> {
   const res = await api.request<{ id: string }>({ method: 'POST', url: '/api/v1/posts', key: u.key, body });
-  expect(res.status).toBe(201);
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.id;
 }
 
@@ -21,4 +22,15 @@ export async function postDetail(api: TestApi, u: TestUser, id: string): Promise
   const res = await api.request<Schemas['PostDetail']>({ method: 'GET', url: `/api/v1/posts/${id}`, key: u.key });
   expect(res.status).toBe(200);
   return res.body;
+}
+
+/** Uploads a file with its alt text through the API, as a client does; the medium's id. */
+export async function uploadMedia(api: TestApi, u: TestUser, file: Buffer, name: string, type: string, altText: string): Promise<string> {
+  const { payload, contentType } = multipartBody([
+    { name: 'file', value: file, filename: name, type },
+    { name: 'altText', value: altText },
+  ]);
+  const res = await api.request<Schemas['Media']>({ method: 'POST', url: '/api/v1/media', key: u.key, payload, headers: { 'content-type': contentType } });
+  expect(res.status).toBe(201);
+  return res.body.id;
 }

@@ -42,6 +42,8 @@ export async function startTestPublishing(
   db: Kysely<Database>,
   media: MediaStorage | Pick<Dependencies, 'storage' | 'probe' | 'maxUploadBytes'>,
   settings: Partial<PublishingSettings> = {},
+  /** More of the environment, e.g. a platform's app and the fake that stands in for its hosts. */
+  moreEnv: Record<string, string> = {},
 ): Promise<TestPublishing> {
   const dataDir = mkdtempSync(join(tmpdir(), 'herald-publishing-'));
   const env = readEnvironment({
@@ -51,6 +53,7 @@ export async function startTestPublishing(
     // Webhook retries in milliseconds (20, 100, 500 ms), four attempts, half a second to answer.
     HERALD_WEBHOOK_TIMEOUT_MS: '500',
     HERALD_WEBHOOK_RETRY_BASE_MS: '20',
+    ...moreEnv,
   });
   const logged: string[] = [];
   const runLog = runLogger();

@@ -1,15 +1,30 @@
 import type { LivePlatformId } from '../../domain/platforms/live.js';
+import type { OAuthConsent } from '../../domain/ports/oauth.js';
+import type { Publisher } from '../../domain/ports/publisher.js';
 import { createBlueskyPublisher } from './bluesky/publisher.js';
 import { createMastodonPublisher } from './mastodon/publisher.js';
-import type { Publisher } from '../../domain/ports/publisher.js';
+import { createOAuthClient, type OAuthApp } from './oauth.js';
+import { createXApi, xOAuth } from './x/api.js';
+import { createXPublisher } from './x/publisher.js';
+
+/** Each OAuth platform's app on this server (undefined: not configured) and the origin that replaces its documented hosts. */
+export interface PlatformApps {
+  x: { app: OAuthApp | undefined; baseUrl: string | undefined };
+}
 
 /**
- * The publisher of every live platform, each through the SSRF-guarded fetch; keyed by the
- * descriptors' ids, so a platform described without a publisher does not compile.
+ * The publisher of every live platform, each through the SSRF-guarded fetch, keyed by the
+ * descriptors' ids (a platform described without a publisher does not compile), and the consent
+ * flow of each OAuth platform whose app this server has.
  */
-export function livePublishers(fetch: typeof globalThis.fetch): Record<LivePlatformId, Publisher> {
+export function livePlatforms(fetch: typeof globalThis.fetch, apps: PlatformApps): { publishers: Record<LivePlatformId, Publisher>; oauth: Partial<Record<LivePlatformId, OAuthConsent>> } {
+  const x = apps.x.app === undefined ? undefined : createOAuthClient(xOAuth(createXApi(fetch, apps.x.baseUrl)), apps.x.app, { fetch, baseUrl: apps.x.baseUrl });
   return {
-    bluesky: createBlueskyPublisher({ fetch }),
-    mastodon: createMastodonPublisher({ fetch }),
+    publishers: {
+      bluesky: createBlueskyPublisher({ fetch }),
+      mastodon: createMastodonPublisher({ fetch }),
+      x: createXPublisher({ fetch, baseUrl: apps.x.baseUrl, oauth: x }),
+    },
+    oauth: { ...(x === undefined ? {} : { x: x.consent }) },
   };
 }

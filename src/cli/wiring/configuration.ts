@@ -37,6 +37,11 @@ export const CONFIGURATION = {
     HERALD_RATE_LIMIT_ANONYMOUS_PER_MINUTE: { type: 'integer', minimum: 1, default: 60 },
     REDIS_URL: { type: 'string' },
     HERALD_TRUST_PROXY: { type: 'string', default: 'false' },
+    // A platform's app, for accounts that connect through its consent page; unset: not offered.
+    HERALD_X_CLIENT_ID: { type: 'string' },
+    HERALD_X_CLIENT_SECRET: { type: 'string' },
+    // Replaces the origin of every documented host of the platform (tests reach fakes, operators a proxy).
+    HERALD_X_BASE_URL: { type: 'string', pattern: '^https?://[^/?#]+$' },
   },
 } as const;
 
@@ -90,6 +95,15 @@ export interface Environment {
     retryBaseMs: number;
     eventRetentionDays: number;
   };
+  /** Each OAuth platform's app on this server (undefined: not configured) and the origin its hosts are reached at (undefined: the documented ones). */
+  platforms: {
+    x: { app: OAuthApp | undefined; baseUrl: string | undefined };
+  };
+}
+
+export interface OAuthApp {
+  clientId: string;
+  clientSecret: string;
 }
 
 export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environment {
@@ -127,7 +141,16 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
       retryBaseMs: v.HERALD_WEBHOOK_RETRY_BASE_MS,
       eventRetentionDays: v.HERALD_EVENT_RETENTION_DAYS,
     },
+    platforms: {
+      x: { app: oauthApp('X', v.HERALD_X_CLIENT_ID, v.HERALD_X_CLIENT_SECRET), baseUrl: v.HERALD_X_BASE_URL },
+    },
   };
+}
+
+function oauthApp(platform: string, clientId: string | undefined, clientSecret: string | undefined): OAuthApp | undefined {
+  if (clientId === undefined && clientSecret === undefined) return undefined;
+  if (clientId === undefined || clientSecret === undefined) throw new Error(`HERALD_${platform}_CLIENT_ID and HERALD_${platform}_CLIENT_SECRET are set together or not at all`);
+  return { clientId, clientSecret };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
 import { assertUrlAllowed, createGuardedFetch } from '../../adapters/net/guarded-fetch.js';
-import { livePublishers } from '../../adapters/platforms/live-publishers.js';
+import { livePlatforms } from '../../adapters/platforms/live-publishers.js';
 import { createSandboxPublisher } from '../../adapters/platforms/sandbox.js';
 import { FfprobeMediaProbe } from '../../adapters/probe/ffprobe-media-probe.js';
 import { createCredentialVault, loadSecretKey } from '../../adapters/secrets/credential-vault.js';
@@ -28,10 +28,13 @@ export async function createDependencies(env: Environment, db: Kysely<Database>,
   const secretKey = await loadSecretKey({ secretKey: env.secretKey, dataDir: env.dataDir });
   // Every call to a user-given or platform host goes through the SSRF guard.
   const fetch = createGuardedFetch({ allowPrivateNetwork: env.allowPrivateNetwork });
+  const live = livePlatforms(fetch, env.platforms);
   return {
     db,
     vault: createCredentialVault(secretKey),
-    publishers: createPublisherRegistry(createSandboxPublisher(db), livePublishers(fetch)),
+    publishers: createPublisherRegistry(createSandboxPublisher(db), live.publishers),
+    oauth: live.oauth,
+    callbackUrl: `${env.publicUrl}/oauth/callback`,
     storage: given.storage ?? mediaStorageOf(env),
     probe: given.probe ?? new FfprobeMediaProbe(),
     maxUploadBytes: env.maxUploadBytes,

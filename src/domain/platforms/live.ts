@@ -1,8 +1,11 @@
+import type { Platform } from '../api-types.js';
+import { platformRules } from './table/index.js';
+
 /**
  * The platforms Herald publishes to for real, one descriptor each: how an account connects and
- * which credentials it takes. The connect rules, the operator CLI's flags and the registry of
- * publishers all come from this list (the registry's type requires a publisher for every id),
- * and a test holds the spec's AccountCredentials to it.
+ * which credentials it takes. The connect rules, the platform list's `connect`, the operator
+ * CLI's flags and the registry of publishers all come from this list (the registry's type
+ * requires a publisher for every id), and a test holds the spec's AccountCredentials to it.
  */
 
 export interface CredentialField {
@@ -14,13 +17,23 @@ export interface CredentialField {
   secret: boolean;
 }
 
-export interface LivePlatform {
+export type LivePlatform = CredentialPlatform | ConsentPlatform;
+
+/** A platform whose accounts connect with credentials a person pastes (an app password, a token). */
+export interface CredentialPlatform {
   id: string;
-  /** How an account connects: with credentials a person pastes (an app password, a token). */
   connects: 'credentials';
   credentials: readonly CredentialField[];
   /** The credential naming the server Herald will call, checked by the SSRF guard before connecting. */
   serviceKey: string;
+}
+
+/** A platform whose accounts connect through its consent page (OAuth 2.0), with an app the operator registers. */
+export interface ConsentPlatform {
+  id: string;
+  connects: 'oauth';
+  /** The platform's name in the variables of its app: HERALD_<NAME>_CLIENT_ID and HERALD_<NAME>_CLIENT_SECRET. */
+  configName: string;
 }
 
 export const LIVE_PLATFORMS = [
@@ -43,17 +56,39 @@ export const LIVE_PLATFORMS = [
       { key: 'accessToken', help: "Mastodon: an access token, or '-' to read it from stdin", secret: true },
     ],
   },
+  { id: 'x', connects: 'oauth', configName: 'X' },
 ] as const satisfies readonly LivePlatform[];
 
 export type LivePlatformId = (typeof LIVE_PLATFORMS)[number]['id'];
 
 export function livePlatform(id: string): LivePlatform | undefined {
-  return LIVE_PLATFORMS.find((platform) => platform.id === id);
+  return (LIVE_PLATFORMS as readonly LivePlatform[]).find((platform) => platform.id === id);
+}
+
+/** The live platforms whose accounts connect with credentials. */
+export function credentialPlatforms(): CredentialPlatform[] {
+  return (LIVE_PLATFORMS as readonly LivePlatform[]).filter((platform): platform is CredentialPlatform => platform.connects === 'credentials');
+}
+
+/** The variables that configure a consent platform's app on the server. */
+export function appVariables(platform: ConsentPlatform): [string, string] {
+  return [`HERALD_${platform.configName}_CLIENT_ID`, `HERALD_${platform.configName}_CLIENT_SECRET`];
 }
 
 /** Every credential key any live platform takes, each once, in the order of the list. */
 export function credentialFields(): CredentialField[] {
   const seen = new Map<string, CredentialField>();
-  for (const platform of LIVE_PLATFORMS) for (const field of platform.credentials) if (!seen.has(field.key)) seen.set(field.key, field);
+  for (const platform of credentialPlatforms()) for (const field of platform.credentials) if (!seen.has(field.key)) seen.set(field.key, field);
   return [...seen.values()];
+}
+
+/**
+ * Every platform's rules with how its live accounts connect here: `oauth` or `credentials` from
+ * the descriptors (`sandbox` for the rest), configured when this server can connect them.
+ */
+export function platformCatalogue(configuredApps: Readonly<Partial<Record<string, unknown>>>): Platform[] {
+  return platformRules.map((rules) => {
+    const connect = livePlatform(rules.id)?.connects ?? 'sandbox';
+    return { ...rules, connect, configured: connect === 'credentials' || (connect === 'oauth' && configuredApps[rules.id] !== undefined) };
+  });
 }

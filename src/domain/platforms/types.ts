@@ -26,7 +26,8 @@ export type MediaRules = Schemas['PlatformMediaRules'];
 export type PostTypeRules = Schemas['PlatformPostType'];
 export type ThreadRules = Schemas['PlatformThreadRules'];
 export type FieldType = Schemas['PlatformFieldType'];
-export type PlatformRules = Schemas['Platform'];
+/** A platform's rules as its table file states them; how it connects comes from the live descriptors and the server's configuration. */
+export type PlatformRules = Omit<Schemas['Platform'], 'connect' | 'configured'>;
 
 /** Media facts the engine needs (from the stored, probed media asset). */
 export interface MediaFacts {

@@ -7,8 +7,11 @@ import type { Readable } from 'node:stream';
  * except the sandbox, whose "platform" is Herald's own outbox table.
  */
 export interface Publisher<C = unknown> {
-  /** Verifies credentials with the platform (one call) and says who the account is. */
-  connect(input: ConnectInput): Promise<ConnectedAccount<C>>;
+  /**
+   * Verifies credentials with the platform (one call) and says who the account is; for the
+   * platforms that connect with credentials (those that connect through a consent page have none).
+   */
+  connect?(input: ConnectInput): Promise<ConnectedAccount<C>>;
   /** Chosen once per part before its first call, stored, and reused on every retry. */
   newPartMaterial(now: Date): PartMaterial;
   /**
@@ -18,13 +21,16 @@ export interface Publisher<C = unknown> {
    * A publisher whose every call repeats without a second post needs none (Bluesky writes at a
    * record key chosen before the first call).
    */
-  reconcile?(request: PublishRequest<C>, part: PartToPublish): Promise<Reconciliation>;
+  reconcile?(request: PublishRequest<C>, part: PartToPublish, hooks: PublishHooks<C>): Promise<Reconciliation>;
   /**
    * Publishes the parts not yet published, in order (part N+1 replies to part N, the first
    * part is the thread's root). Never throws: every failure is an outcome.
    */
   publish(request: PublishRequest<C>, hooks: PublishHooks<C>): Promise<PublishOutcome>;
 }
+
+/** The publisher of a platform whose accounts connect with credentials a person pastes (Bluesky, Mastodon). */
+export type CredentialPublisher<C = unknown> = Publisher<C> & Required<Pick<Publisher<C>, 'connect'>>;
 
 /** The credentials a client sent to connectAccount, already checked against the spec's schema. */
 export type ConnectInput = Record<string, string>;
@@ -116,6 +122,8 @@ export interface PublishRequest<C> {
   account: PublishAccount;
   credentials: C;
   parts: PartToPublish[];
+  /** The platform's fields of the post for this account (`accountOverrides[].fields`); empty for none. */
+  fields: Readonly<Record<string, unknown>>;
   /** When the first attempt of this target began (Mastodon keeps an Idempotency-Key one hour). */
   firstAttemptAt: Date;
   /** True when an earlier attempt may have reached the platform without its result being stored. */

@@ -196,6 +196,7 @@ async function callPlatform(deps: Dependencies, claim: Claim, claimed: ClaimedTa
       published: part.platform_post_id === null ? null : { platformPostId: part.platform_post_id, url: part.url, cid: part.cid },
       progress: part.progress,
     })),
+    fields: target.fields ?? {},
     firstAttemptAt: target.first_attempt_at ?? deps.now(),
     inDoubt: target.in_doubt,
     now: deps.now(),
@@ -220,7 +221,7 @@ async function callPlatform(deps: Dependencies, claim: Claim, claimed: ClaimedTa
   // In doubt: what the platform holds is asked before anything is sent again.
   const doubted = request.inDoubt && publisher.reconcile !== undefined ? request.parts.find((part) => part.published === null) : undefined;
   if (doubted !== undefined && publisher.reconcile !== undefined) {
-    const found = await publisher.reconcile(request, doubted);
+    const found = await publisher.reconcile(request, doubted, hooks);
     const ended = outcomeOfReconciliation(found);
     if (ended !== null) return ended;
     if (found.kind === 'found') {

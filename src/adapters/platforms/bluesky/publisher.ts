@@ -1,5 +1,5 @@
 import { TID } from '@atproto/common-web';
-import { ConnectError, type MediaToPublish, type PartToPublish, type PublishedPart, type Publisher, type PublishHooks, type PublishOutcome, type PublishRequest } from '../../../domain/ports/publisher.js';
+import { ConnectError, type MediaToPublish, type PartToPublish, type PublishedPart, type CredentialPublisher, type PublishHooks, type PublishOutcome, type PublishRequest } from '../../../domain/ports/publisher.js';
 import { failed, type FailedOutcome } from '../http-outcomes.js';
 import { classify, classifyRefresh, connectError, isTokenError, type Step } from './classify.js';
 import { detectFacets, imageEmbed, type BlobRef, type PostRecord, type StrongRef } from './record.js';
@@ -23,7 +23,7 @@ interface Session {
 
 const COLLECTION = 'app.bsky.feed.post';
 
-export function createBlueskyPublisher(options: { fetch: typeof globalThis.fetch; requestTimeoutMs?: number }): Publisher<BlueskyCredentials> {
+export function createBlueskyPublisher(options: { fetch: typeof globalThis.fetch; requestTimeoutMs?: number }): CredentialPublisher<BlueskyCredentials> {
   const timeoutMs = options.requestTimeoutMs ?? 30_000;
   return {
     async connect(input) {

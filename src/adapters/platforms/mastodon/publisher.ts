@@ -6,7 +6,7 @@ import {
   type MediaToPublish,
   type PartToPublish,
   type PublishedPart,
-  type Publisher,
+  type CredentialPublisher,
   type PublishHooks,
   type PublishOutcome,
   type PublishRequest,
@@ -51,7 +51,7 @@ interface Status {
  * (its material key), replies chained with in_reply_to_id, media through /api/v2/media following
  * the 202 and 206 processing states.
  */
-export function createMastodonPublisher(options: Options): Publisher<MastodonCredentials> {
+export function createMastodonPublisher(options: Options): CredentialPublisher<MastodonCredentials> {
   const timeoutMs = options.requestTimeoutMs ?? 30_000;
   const pollMs = options.mediaPollIntervalMs ?? 1_000;
   const mediaTimeoutMs = options.mediaTimeoutMs ?? 60_000;

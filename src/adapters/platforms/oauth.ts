@@ -1,0 +1,145 @@
+import * as oauth from 'oauth4webapi';
+import type { ConnectedAccount } from '../../domain/ports/publisher.js';
+import { ConnectError } from '../../domain/ports/publisher.js';
+import type { ConsentStart, OAuthConsent } from '../../domain/ports/oauth.js';
+import { networkMessage } from '../net/network-message.js';
+
+/** A platform's app on this server, from `HERALD_<PLATFORM>_CLIENT_ID` and `_CLIENT_SECRET`. */
+export interface OAuthApp {
+  clientId: string;
+  clientSecret: string;
+}
+
+/** What an OAuth platform keeps to publish: its tokens, and when the access token ends. */
+export interface OAuthTokens {
+  accessToken: string;
+  /** Null where the platform gives none (the person consents again when the access token ends). */
+  refreshToken: string | null;
+  /** ISO 8601; null when the platform does not say. */
+  expiresAt: string | null;
+}
+
+export interface OAuthPlatform {
+  displayName: string;
+  /** The documented endpoints (absolute URLs); `baseUrl` replaces their origin. */
+  endpoints: { authorize: string; token: string; revoke?: string };
+  scopes: readonly string[];
+  /** PKCE S256, where the platform supports it. */
+  pkce: boolean;
+  /** How the client authenticates at the token endpoint: HTTP Basic or the form's body. */
+  clientAuth: 'basic' | 'post';
+  /** Reads who the account is with a fresh access token. */
+  identify(tokens: OAuthTokens): Promise<Omit<ConnectedAccount<OAuthTokens>, 'credentials'>>;
+}
+
+export interface OAuthClient {
+  consent: OAuthConsent;
+  /** New tokens for a refresh token; rejects with OAuthRefusal when the platform refuses it for good. */
+  refresh(refreshToken: string): Promise<OAuthTokens>;
+  /** Revokes a token at the platform, where it offers revocation; never throws. */
+  revoke(token: string): Promise<void>;
+}
+
+/** The platform refused a refresh token (used, revoked, expired): the account needs a new consent. */
+export class OAuthRefusal extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'OAuthRefusal';
+  }
+}
+
+/** A documented URL with its origin replaced by `baseUrl` (path and query kept). */
+export function onBase(url: string, baseUrl: string | undefined): string {
+  if (baseUrl === undefined) return url;
+  const documented = new URL(url);
+  return new URL(`${documented.pathname}${documented.search}`, baseUrl).toString();
+}
+
+/**
+ * The authorization-code flow of one platform on oauth4webapi: the consent URL (with PKCE S256
+ * where the platform takes it), the code exchange, refreshes and revocation, all through the
+ * given fetch. An `http` base URL (a fake in the tests, a proxy) is allowed only when one is set.
+ */
+export function createOAuthClient(platform: OAuthPlatform, app: OAuthApp, options: { fetch: typeof globalThis.fetch; baseUrl: string | undefined }): OAuthClient {
+  const as: oauth.AuthorizationServer = {
+    issuer: new URL(platform.endpoints.authorize).origin,
+    authorization_endpoint: onBase(platform.endpoints.authorize, options.baseUrl),
+    token_endpoint: onBase(platform.endpoints.token, options.baseUrl),
+    ...(platform.endpoints.revoke === undefined ? {} : { revocation_endpoint: onBase(platform.endpoints.revoke, options.baseUrl) }),
+  };
+  const client: oauth.Client = { client_id: app.clientId };
+  const auth = platform.clientAuth === 'basic' ? oauth.ClientSecretBasic(app.clientSecret) : oauth.ClientSecretPost(app.clientSecret);
+  const requestOptions = { [oauth.customFetch]: options.fetch, [oauth.allowInsecureRequests]: options.baseUrl?.startsWith('http:') === true };
+
+  const tokensOf = (response: oauth.TokenEndpointResponse): OAuthTokens => ({
+    accessToken: response.access_token,
+    refreshToken: response.refresh_token ?? null,
+    expiresAt: response.expires_in === undefined ? null : new Date(Date.now() + response.expires_in * 1000).toISOString(),
+  });
+
+  const consent: OAuthConsent = {
+    async begin(state, redirectUri): Promise<ConsentStart> {
+      const url = new URL(as.authorization_endpoint as string);
+      url.searchParams.set('response_type', 'code');
+      url.searchParams.set('client_id', app.clientId);
+      url.searchParams.set('redirect_uri', redirectUri);
+      url.searchParams.set('scope', platform.scopes.join(' '));
+      url.searchParams.set('state', state);
+      let codeVerifier: string | null = null;
+      if (platform.pkce) {
+        codeVerifier = oauth.generateRandomCodeVerifier();
+        url.searchParams.set('code_challenge', await oauth.calculatePKCECodeChallenge(codeVerifier));
+        url.searchParams.set('code_challenge_method', 'S256');
+      }
+      return { authorizationUrl: url.toString(), codeVerifier };
+    },
+    async finish(code, codeVerifier, redirectUri) {
+      let tokens: OAuthTokens;
+      try {
+        const callback = oauth.validateAuthResponse(as, client, new URLSearchParams({ code }), oauth.skipStateCheck);
+        const response = await oauth.authorizationCodeGrantRequest(as, client, auth, callback, redirectUri, codeVerifier ?? oauth.nopkce, requestOptions);
+        tokens = tokensOf(await oauth.processAuthorizationCodeResponse(as, client, response));
+      } catch (error) {
+        throw connectErrorOf(platform.displayName, new URL(as.token_endpoint as string).host, error);
+      }
+      const who = await platform.identify(tokens);
+      return { ...who, credentials: tokens };
+    },
+  };
+
+  return {
+    consent,
+    async refresh(refreshToken) {
+      const response = await oauth.refreshTokenGrantRequest(as, client, auth, refreshToken, requestOptions);
+      try {
+        const refreshed = tokensOf(await oauth.processRefreshTokenResponse(as, client, response));
+        // A platform that does not rotate refresh tokens answers without one: the old one still holds.
+        return { ...refreshed, refreshToken: refreshed.refreshToken ?? refreshToken };
+      } catch (error) {
+        if (error instanceof oauth.ResponseBodyError && error.status >= 400 && error.status < 500) {
+          throw new OAuthRefusal(`${platform.displayName} refused the stored refresh token (${error.error}): connect the account again`);
+        }
+        throw error;
+      }
+    },
+    async revoke(token) {
+      if (as.revocation_endpoint === undefined) return;
+      try {
+        await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, auth, token, requestOptions));
+      } catch {
+        // Best effort: the token stays valid at the platform until it expires.
+      }
+    },
+  };
+}
+
+/** A failed exchange as a ConnectError whose message names the platform's error code, never a token. */
+function connectErrorOf(displayName: string, host: string, error: unknown): ConnectError {
+  if (error instanceof oauth.ResponseBodyError) {
+    if (error.status >= 500) return new ConnectError('unreachable', `${displayName} answered ${error.status} to the code exchange`);
+    return new ConnectError('invalid_credentials', `${displayName} refused the code exchange (${error.error})`);
+  }
+  if (error instanceof oauth.OperationProcessingError) return new ConnectError('bad_answer', `${displayName} answered the code exchange with something Herald cannot use`);
+  if (error instanceof ConnectError) return error;
+  return new ConnectError('unreachable', `${displayName} could not be reached: ${networkMessage(error, host)}`);
+}

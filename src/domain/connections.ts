@@ -1,0 +1,131 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { endConnection, insertConnection, selectConnection, takeConnectionByState, type ConnectionRow } from '../db/queries/connections.js';
+import type { ConnectionStatus } from '../db/schema.js';
+import type { Connection, ConnectionStartInput } from './api-types.js';
+import type { Dependencies } from './dependencies.js';
+import { DomainError, errorName, invalidRequest } from './errors.js';
+import { isWellFormedId, newId } from './ids.js';
+import { isConnectError, storeConnectedAccount } from './live-accounts.js';
+import { platformRules } from './platforms/index.js';
+import { appVariables, livePlatform } from './platforms/live.js';
+
+/** How long a person has to come back from a platform's consent page. */
+export const CONNECTION_LIFETIME_MS = 10 * 60_000;
+/** Longer states are not Herald's (it sends 43 characters); they are not looked up. */
+const MAX_STATE_LENGTH = 512;
+
+export type ConnectionDeps = Pick<Dependencies, 'db' | 'vault' | 'oauth' | 'callbackUrl' | 'log'>;
+
+/**
+ * Starts connecting an account through the platform's consent page: a random state bound to one
+ * new connection (kept only as its hash), the PKCE verifier sealed, the consent URL to send the
+ * person to. Refused, with nothing stored, for a platform that connects with credentials, one that
+ * does not publish live yet, or one whose app this server lacks.
+ */
+export async function startConnection(deps: ConnectionDeps, userId: string, input: ConnectionStartInput, now: Date): Promise<Connection> {
+  if (input.returnUrl !== undefined && !isHttpUrl(input.returnUrl)) {
+    throw invalidRequest([{ code: 'invalid_string', expected: 'an absolute http or https URL', received: input.returnUrl, path: ['returnUrl'], message: 'returnUrl must be an absolute http or https URL' }]);
+  }
+  const platform = livePlatform(input.platform);
+  if (platform === undefined) throw new DomainError('not_allowed', `${displayNameOf(input.platform)} accounts cannot be connected live yet; connect a sandbox account with POST /api/v1/accounts`);
+  if (platform.connects === 'credentials') throw new DomainError('not_allowed', `${input.platform} connects with credentials: use POST /api/v1/accounts`);
+  const consent = deps.oauth[platform.id];
+  if (consent === undefined) throw new DomainError('not_allowed', `Platform not configured: set ${appVariables(platform).join(' and ')} on the server`);
+  const state = randomBytes(32).toString('base64url');
+  const started = await consent.begin(state, deps.callbackUrl);
+  const row = await insertConnection(deps.db, {
+    id: newId('conn'),
+    user_id: userId,
+    platform: platform.id,
+    status: 'pending',
+    state_hash: hashOf(state),
+    code_verifier: started.codeVerifier === null ? null : deps.vault.seal({ codeVerifier: started.codeVerifier }),
+    authorization_url: started.authorizationUrl,
+    return_url: input.returnUrl ?? null,
+    created_at: now,
+    expires_at: new Date(now.getTime() + CONNECTION_LIFETIME_MS),
+  });
+  return toConnectionView(row, now);
+}
+
+export async function getConnection(deps: Pick<Dependencies, 'db'>, userId: string, id: string, now: Date): Promise<Connection> {
+  const row = isWellFormedId('conn', id) ? await selectConnection(deps.db, userId, id) : undefined;
+  if (row === undefined) throw new DomainError('not_found', 'Connection not found');
+  return toConnectionView(row, now);
+}
+
+/** What the callback came to: a state Herald does not hold (or no longer), or a connection that has ended. */
+export type CallbackOutcome = { kind: 'unknown_state' } | { kind: 'ended'; connection: Connection; returnUrl: string | null };
+
+export interface CallbackQuery {
+  state?: string;
+  code?: string;
+  error?: string;
+}
+
+/**
+ * Completes a connection from the platform's redirect: the state is taken once (a replay finds
+ * nothing), then the person's refusal, an expired connection, a failed exchange or an account that
+ * cannot be stored each end it `failed` (or `expired`) with a message; else the account is
+ * connected, or reconnected in place.
+ */
+export async function completeConnection(deps: ConnectionDeps, query: CallbackQuery, now: Date): Promise<CallbackOutcome> {
+  if (query.state === undefined || query.state === '' || query.state.length > MAX_STATE_LENGTH) return { kind: 'unknown_state' };
+  const taken = await takeConnectionByState(deps.db, hashOf(query.state));
+  if (taken === undefined) return { kind: 'unknown_state' };
+  const end = async (status: Exclude<ConnectionStatus, 'pending'>, fields: { account_id?: string; error?: string }): Promise<CallbackOutcome> => {
+    const row = await endConnection(deps.db, taken.id, { status, account_id: fields.account_id ?? null, error: fields.error ?? null, ended_at: now });
+    return { kind: 'ended', connection: toConnectionView(row ?? taken, now), returnUrl: taken.return_url };
+  };
+  const platform = displayNameOf(taken.platform);
+  if (taken.expires_at.getTime() <= now.getTime()) return end('expired', {});
+  if (query.error !== undefined) return end('failed', { error: `The person did not allow access on ${platform} (${errorCode(query.error)})` });
+  if (query.code === undefined || query.code === '') return end('failed', { error: `${platform} sent no authorization code` });
+  const consent = deps.oauth[taken.platform];
+  if (consent === undefined) return end('failed', { error: `${platform} is no longer configured on this server` });
+  try {
+    const verifier = taken.code_verifier === null ? null : deps.vault.open<{ codeVerifier: string }>(taken.code_verifier).codeVerifier;
+    const connected = await consent.finish(query.code, verifier, deps.callbackUrl);
+    const { account } = await storeConnectedAccount(deps, { userId: taken.user_id }, taken.platform, connected);
+    return await end('connected', { account_id: account.id });
+  } catch (error) {
+    if (isConnectError(error) || error instanceof DomainError) return end('failed', { error: error.message });
+    deps.log.error({ connectionId: taken.id, errorName: errorName(error) }, 'connecting an account failed');
+    return end('failed', { error: `Herald failed while connecting the ${platform} account; start again` });
+  }
+}
+
+function toConnectionView(row: ConnectionRow, now: Date): Connection {
+  const status = row.status === 'pending' && row.expires_at.getTime() <= now.getTime() ? 'expired' : row.status;
+  return {
+    id: row.id,
+    platform: row.platform,
+    status,
+    authorizationUrl: status === 'pending' ? row.authorization_url : null,
+    expiresAt: row.expires_at.toISOString(),
+    accountId: row.account_id,
+    error: status === 'failed' ? row.error : null,
+  };
+}
+
+function hashOf(state: string): string {
+  return createHash('sha256').update(state).digest('hex');
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+function displayNameOf(platform: string): string {
+  return platformRules.find((rules) => rules.id === platform)?.displayName ?? platform;
+}
+
+/** A platform's error code as Herald repeats it: a short token, never free text from the request. */
+function errorCode(error: string): string {
+  return /^[A-Za-z0-9_.-]{1,64}$/.test(error) ? error : 'error';
+}

@@ -1,0 +1,17 @@
+import type { ConnectedAccount } from './publisher.js';
+
+/** The consent page to send a person to, and the PKCE verifier to keep for the exchange (null where the platform takes none). */
+export interface ConsentStart {
+  authorizationUrl: string;
+  codeVerifier: string | null;
+}
+
+/**
+ * A platform's OAuth 2.0 authorization-code flow, for one app configured on this server. Both
+ * steps reject with a ConnectError whose message is fit to show a person (no token, no secret).
+ */
+export interface OAuthConsent {
+  begin(state: string, redirectUri: string): Promise<ConsentStart>;
+  /** Exchanges the code for tokens and reads who the account is: the account and the credentials to keep. */
+  finish(code: string, codeVerifier: string | null, redirectUri: string): Promise<ConnectedAccount<unknown>>;
+}

@@ -1,0 +1,352 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/api/app.js';
+import { ServiceState } from '../../src/api/service-state.js';
+import { injectChecked, UNLIMITED, useTestApi, type Schemas } from '../support/api.js';
+import { userWithKey, type TestUser } from '../support/fixtures.js';
+import { makeMediaFiles, type MediaFiles } from '../support/media-files.js';
+import { postDetail, publishNow, uploadMedia } from '../support/posts.js';
+import { runLogger } from '../support/run-log.js';
+import { startXFake, type XFake, type XUser } from '../support/x-fake.js';
+
+// The whole road to X: connect through the consent flow, publish with the worker, and assert what
+// X (a fake written from its documentation) received and holds.
+let x: XFake;
+let files: MediaFiles;
+const MINUTE = 60_000;
+
+beforeAll(async () => {
+  x = await startXFake();
+  files = makeMediaFiles();
+});
+const api = useTestApi({ env: () => ({ HERALD_X_CLIENT_ID: x.clientId, HERALD_X_CLIENT_SECRET: x.clientSecret, HERALD_X_BASE_URL: x.url }) });
+afterAll(async () => {
+  await x?.close();
+  files?.cleanup();
+});
+
+type Connection = Schemas['Connection'];
+
+async function start(u: TestUser, body: Record<string, unknown>): Promise<Connection> {
+  const res = await api.request<Connection>({ method: 'POST', url: '/api/v1/connections', key: u.key, body });
+  expect(res.status).toBe(201);
+  return res.body;
+}
+
+/** The person's browser: X's consent page, then back to Herald's callback; Herald's answer. */
+async function consent(connection: Connection) {
+  const atX = await fetch(connection.authorizationUrl ?? '', { redirect: 'manual' });
+  expect(atX.status).toBe(302);
+  const back = new URL(atX.headers.get('location') ?? '');
+  expect(back.pathname).toBe('/oauth/callback');
+  return api.request<string>({ method: 'GET', url: `${back.pathname}${back.search}` });
+}
+
+async function connectX(u: TestUser, username: string): Promise<{ account: Schemas['Account']; user: XUser }> {
+  const user = x.addUser({ username, name: `${username} on X` });
+  x.consentAs(user);
+  const connection = await start(u, { platform: 'x' });
+  expect((await consent(connection)).status).toBe(200);
+  const done = await api.request<Connection>({ method: 'GET', url: `/api/v1/connections/${connection.id}`, key: u.key });
+  expect(done.body).toMatchObject({ status: 'connected', error: null });
+  const accounts = await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: u.key });
+  const account = accounts.body.data.find((a) => a.id === done.body.accountId);
+  if (account === undefined) throw new Error('the connected account is not listed');
+  return { account, user };
+}
+
+
+const postsOf = (user: XUser) => x.posts.filter((p) => p.authorId === user.id);
+const tweetCalls = (text: string) => x.requests.filter((r) => r.method === 'POST' && r.path === '/2/tweets' && (r.body as { text?: string }).text === text);
+
+describe('connecting an X account through its consent page', () => {
+  it("sends the person to X with PKCE S256, then connects the account X vouches for and sends them back to the client's page", async () => {
+    const u = await userWithKey(api.db);
+    const user = x.addUser({ username: 'ada', name: 'Ada Lovelace' });
+    x.consentAs(user);
+    const connection = await start(u, { platform: 'x', returnUrl: 'https://app.example.com/connected?from=herald' });
+    expect(connection).toMatchObject({ platform: 'x', status: 'pending', accountId: null, error: null });
+    expect(Date.parse(connection.expiresAt) - Date.now()).toBeGreaterThan(9 * MINUTE);
+    const consentUrl = new URL(connection.authorizationUrl ?? '');
+    expect(`${consentUrl.origin}${consentUrl.pathname}`).toBe(`${x.url}/i/oauth2/authorize`);
+    expect(Object.fromEntries(consentUrl.searchParams)).toMatchObject({
+      response_type: 'code',
+      client_id: x.clientId,
+      redirect_uri: 'http://127.0.0.1:3000/oauth/callback',
+      scope: 'tweet.read tweet.write users.read media.write offline.access',
+      code_challenge_method: 'S256',
+    });
+
+    const back = await consent(connection);
+    expect(back.status).toBe(302);
+    const location = new URL(String(back.headers.location));
+    expect(`${location.origin}${location.pathname}`).toBe('https://app.example.com/connected');
+    expect(Object.fromEntries(location.searchParams)).toEqual({ from: 'herald', connection: connection.id, status: 'connected' });
+
+    const done = await api.request<Connection>({ method: 'GET', url: `/api/v1/connections/${connection.id}`, key: u.key });
+    expect(done.body).toMatchObject({ status: 'connected', authorizationUrl: null, error: null, accountId: expect.stringMatching(/^acc_/) as unknown });
+    const accounts = await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: u.key });
+    expect(accounts.body.data).toEqual([{ id: done.body.accountId, platform: 'x', username: 'ada', displayName: 'Ada Lovelace', mode: 'live', health: 'ok', healthMessage: null }]);
+    // The tokens are sealed at rest; the verifier and state are gone with the connection.
+    const row = await api.db.selectFrom('accounts').select(['credentials', 'platform_user_id']).where('id', '=', done.body.accountId ?? '').executeTakeFirstOrThrow();
+    expect(row.platform_user_id).toBe(user.id);
+    expect(row.credentials).toMatch(/^v1\./);
+    expect(await api.db.selectFrom('connections').select(['state_hash', 'code_verifier']).where('id', '=', connection.id).executeTakeFirstOrThrow()).toEqual({ state_hash: null, code_verifier: null });
+  });
+
+  it('reconnects an account the user already has in place: same id, healthy again', async () => {
+    const u = await userWithKey(api.db);
+    const { account, user } = await connectX(u, 'bo');
+    await api.db.updateTable('accounts').set({ health: 'needs_reconnect', health_message: 'X refused the access token' }).where('id', '=', account.id).execute();
+    x.consentAs(user);
+    const again = await start(u, { platform: 'x' });
+    expect((await consent(again)).status).toBe(200);
+    const done = await api.request<Connection>({ method: 'GET', url: `/api/v1/connections/${again.id}`, key: u.key });
+    expect(done.body.accountId).toBe(account.id);
+    const accounts = await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: u.key });
+    expect(accounts.body.data).toEqual([expect.objectContaining({ id: account.id, health: 'ok', healthMessage: null })]);
+  });
+
+  it('ends the connection failed when the person refuses, and sends them back saying so', async () => {
+    const u = await userWithKey(api.db);
+    x.refuseNextConsent();
+    const connection = await start(u, { platform: 'x', returnUrl: 'https://app.example.com/back' });
+    const back = await consent(connection);
+    expect(back.status).toBe(302);
+    expect(new URL(String(back.headers.location)).searchParams.get('status')).toBe('failed');
+    const done = await api.request<Connection>({ method: 'GET', url: `/api/v1/connections/${connection.id}`, key: u.key });
+    expect(done.body).toMatchObject({ status: 'failed', accountId: null, error: 'The person did not allow access on X (access_denied)' });
+    expect((await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: u.key })).body.data).toEqual([]);
+  });
+
+  it('answers a used or unknown state with a static page and changes nothing; a connection past its 10 minutes ends expired', async () => {
+    const u = await userWithKey(api.db);
+    const user = x.addUser({ username: 'cy' });
+    x.consentAs(user);
+    const connection = await start(u, { platform: 'x' });
+    const atX = await fetch(connection.authorizationUrl ?? '', { redirect: 'manual' });
+    const callback = new URL(atX.headers.get('location') ?? '');
+    expect((await api.request({ method: 'GET', url: `${callback.pathname}${callback.search}` })).status).toBe(200);
+    const replay = await api.request<string>({ method: 'GET', url: `${callback.pathname}${callback.search}` });
+    expect(replay.status).toBe(400);
+    expect(replay.headers['content-type']).toMatch(/^text\/html/);
+    expect(replay.body).toContain('This sign-in link is unknown or has already been used');
+    expect(replay.body).not.toContain(callback.searchParams.get('state'));
+    expect((await api.request<Connection>({ method: 'GET', url: `/api/v1/connections/${connection.id}`, key: u.key })).body.status).toBe('connected');
+    expect((await api.request({ method: 'GET', url: '/oauth/callback?state=made-up&code=abc' })).status).toBe(400);
+    expect((await api.request({ method: 'GET', url: '/oauth/callback' })).status).toBe(400);
+
+    const late = await start(u, { platform: 'x' });
+    await api.db.updateTable('connections').set({ expires_at: new Date(Date.now() - 1000) }).where('id', '=', late.id).execute();
+    expect((await api.request<Connection>({ method: 'GET', url: `/api/v1/connections/${late.id}`, key: u.key })).body).toMatchObject({ status: 'expired', authorizationUrl: null, error: null });
+    const lateBack = await consent(late);
+    expect(lateBack.status).toBe(200);
+    expect(lateBack.body).toContain('The account was not connected');
+    expect((await api.request<Connection>({ method: 'GET', url: `/api/v1/connections/${late.id}`, key: u.key })).body).toMatchObject({ status: 'expired', accountId: null });
+  });
+
+  it('refuses a bad returnUrl, a platform that connects with credentials and one this server has no app for, storing nothing', async () => {
+    const u = await userWithKey(api.db);
+    const count = async () => (await api.db.selectFrom('connections').select(({ fn }) => fn.countAll<string>().as('n')).where('user_id', '=', u.userId).executeTakeFirstOrThrow()).n;
+    for (const returnUrl of ['javascript:alert(1)', 'data:text/html,hi', '/relative/path', 'ftp://example.com/']) {
+      const bad = await api.request<{ error: string; details: unknown[] }>({ method: 'POST', url: '/api/v1/connections', key: u.key, body: { platform: 'x', returnUrl } });
+      expect(bad.status).toBe(400);
+      expect(bad.body).toMatchObject({ error: 'Invalid request', details: [{ path: ['returnUrl'], received: returnUrl, message: 'returnUrl must be an absolute http or https URL' }] });
+    }
+    expect(await api.request({ method: 'POST', url: '/api/v1/connections', key: u.key, body: { platform: 'bluesky' } })).toMatchObject({
+      status: 400,
+      body: { error: 'bluesky connects with credentials: use POST /api/v1/accounts' },
+    });
+    expect(await api.request({ method: 'POST', url: '/api/v1/connections', key: u.key, body: { platform: 'tiktok' } })).toMatchObject({
+      status: 400,
+      body: { error: 'TikTok accounts cannot be connected live yet; connect a sandbox account with POST /api/v1/accounts' },
+    });
+    const unconfigured = new ServiceState();
+    unconfigured.attach({ ...api.publishing.serviceDeps, oauth: {} });
+    const app = await buildApp({ context: unconfigured, rateLimits: { limits: UNLIMITED }, loggerInstance: runLogger() });
+    try {
+      expect(await injectChecked(app, { method: 'POST', url: '/api/v1/connections', key: u.key, body: { platform: 'x' } })).toMatchObject({
+        status: 400,
+        body: { error: 'Platform not configured: set HERALD_X_CLIENT_ID and HERALD_X_CLIENT_SECRET on the server' },
+      });
+      const platforms = await injectChecked<Schemas['PlatformList']>(app, { method: 'GET', url: '/api/v1/platforms', key: u.key });
+      expect(platforms.body.data.find((p) => p.id === 'x')).toMatchObject({ connect: 'oauth', configured: false });
+    } finally {
+      await app.close();
+    }
+    expect(await count()).toBe('0');
+    const platforms = await api.request<Schemas['PlatformList']>({ method: 'GET', url: '/api/v1/platforms', key: u.key });
+    expect(Object.fromEntries(platforms.body.data.map((p) => [p.id, [p.connect, p.configured]]))).toMatchObject({
+      x: ['oauth', true],
+      bluesky: ['credentials', true],
+      mastodon: ['credentials', true],
+      instagram: ['sandbox', false],
+    });
+  });
+
+  it("shows a connection only to the user who started it", async () => {
+    const u = await userWithKey(api.db);
+    const other = await userWithKey(api.db);
+    const connection = await start(u, { platform: 'x' });
+    expect(await api.request({ method: 'GET', url: `/api/v1/connections/${connection.id}`, key: other.key })).toMatchObject({ status: 404, body: { error: 'Connection not found' } });
+    expect(await api.request({ method: 'GET', url: '/api/v1/connections/conn_nope', key: u.key })).toMatchObject({ status: 404, body: { error: 'Connection not found' } });
+  });
+
+  it('refuses credentials for X on connectAccount, pointing to the consent flow', async () => {
+    const u = await userWithKey(api.db);
+    const res = await api.request<{ details: { message: string }[] }>({ method: 'POST', url: '/api/v1/accounts', key: u.key, body: { platform: 'x', credentials: { accessToken: 'pasted' } } });
+    expect(res.status).toBe(400);
+    expect(res.body.details[0]?.message).toBe("x accounts connect through the platform's consent page: start with POST /api/v1/connections");
+  });
+});
+
+describe('publishing to X', () => {
+  it('posts two images with their alt texts and a three-part thread as self-replies, in order', async () => {
+    const u = await userWithKey(api.db);
+    const { account, user } = await connectX(u, 'dee');
+    const first = await uploadMedia(api, u, files.png64, 'a.png', 'image/png', 'A blue square');
+    const second = await uploadMedia(api, u, files.jpeg1080x1350, 'b.jpg', 'image/jpeg', 'A red rectangle');
+    const id = await publishNow(api, u, {
+      accountIds: [account.id],
+      postType: 'thread',
+      mediaIds: [first, second],
+      threadParts: { [account.id]: ['One: the start', 'Two: the middle', 'Three: the end'] },
+      accountOverrides: [{ accountId: account.id, fields: { replySettings: 'following' } }],
+    });
+    await api.publishing.drain();
+    const posts = postsOf(user);
+    expect(posts.map((p) => [p.text, p.inReplyToId])).toEqual([
+      ['One: the start', null],
+      ['Two: the middle', posts[0]?.id],
+      ['Three: the end', posts[1]?.id],
+    ]);
+    expect(posts[0]?.replySettings).toBe('following');
+    expect(posts[0]?.mediaIds).toHaveLength(2);
+    expect(posts[0]?.mediaIds.map((m) => posts[0]?.altTexts[m])).toEqual(['A blue square', 'A red rectangle']);
+    expect(x.media.get(posts[0]?.mediaIds[0] ?? '')?.bytes).toEqual(files.png64);
+    const detail = await postDetail(api, u, id);
+    expect(detail).toMatchObject({ status: 'published', targets: [{ status: 'published', platformPostId: posts[0]?.id, url: `https://x.com/dee/status/${posts[0]?.id}` }] });
+  });
+
+  it('uploads a video in segments and posts it once X has processed it, the worker never waiting in between', async () => {
+    const u = await userWithKey(api.db);
+    const { account, user } = await connectX(u, 'dax');
+    const video = await uploadMedia(api, u, files.mp4Portrait, 'v.mp4', 'video/mp4', 'A test pattern');
+    x.videoPolls = 2;
+    const id = await publishNow(api, u, { accountIds: [account.id], caption: 'A video on X', mediaIds: [video] });
+    await api.publishing.drain();
+    const [post] = postsOf(user);
+    const uploaded = x.media.get(post?.mediaIds[0] ?? '');
+    expect(uploaded).toMatchObject({ kind: 'video', state: 'succeeded', category: 'tweet_video', mediaType: 'video/mp4' });
+    expect(uploaded?.bytes).toEqual(files.mp4Portrait);
+    const statusChecks = x.requests.filter((r) => r.method === 'GET' && r.path.startsWith('/2/media/upload') && r.path.includes(post?.mediaIds[0] ?? '-'));
+    expect(statusChecks.length).toBeGreaterThanOrEqual(2);
+    expect(await postDetail(api, u, id)).toMatchObject({ status: 'published', targets: [{ status: 'published', platformPostId: post?.id }] });
+  });
+
+  it('fails with media_error, posting nothing, when X cannot process the video', async () => {
+    const u = await userWithKey(api.db);
+    const { account, user } = await connectX(u, 'dot');
+    const video = await uploadMedia(api, u, files.mp4Portrait, 'v.mp4', 'video/mp4', 'Broken');
+    x.failNextVideo('Video codec not supported');
+    const id = await publishNow(api, u, { accountIds: [account.id], caption: 'A broken video', mediaIds: [video] });
+    await api.publishing.drain();
+    expect((await postDetail(api, u, id)).targets[0]).toMatchObject({
+      status: 'failed',
+      error: { category: 'media_error', retrying: false, message: 'X could not process the video: Video codec not supported' },
+    });
+    expect(postsOf(user)).toEqual([]);
+  });
+
+  it('finds the post a worker created before losing the answer, and records it without posting again', async () => {
+    const u = await userWithKey(api.db);
+    const { account, user } = await connectX(u, 'eve');
+    x.fail('tweets', { kind: 'commitThenDrop' });
+    const id = await publishNow(api, u, { accountIds: [account.id], caption: 'Sent once, see https://example.com/a' });
+    await api.publishing.drain();
+    expect((await postDetail(api, u, id)).targets[0]?.error).toMatchObject({ category: 'platform_error', retrying: true });
+    api.publishing.runAhead(2 * MINUTE);
+    try {
+      await api.publishing.drain();
+    } finally {
+      api.publishing.runAhead(0);
+    }
+    expect(postsOf(user)).toHaveLength(1);
+    expect(tweetCalls('Sent once, see https://example.com/a')).toHaveLength(1);
+    expect((await postDetail(api, u, id)).targets[0]).toMatchObject({ status: 'published', platformPostId: postsOf(user)[0]?.id });
+  });
+
+  it('posts once more when the account shows the lost attempt created nothing', async () => {
+    const u = await userWithKey(api.db);
+    const { account, user } = await connectX(u, 'fay');
+    x.fail('tweets', { kind: 'answer', status: 503 });
+    const id = await publishNow(api, u, { accountIds: [account.id], caption: 'Never arrived' });
+    await api.publishing.drain();
+    api.publishing.runAhead(2 * MINUTE);
+    try {
+      await api.publishing.drain();
+    } finally {
+      api.publishing.runAhead(0);
+    }
+    expect(tweetCalls('Never arrived')).toHaveLength(2);
+    expect(postsOf(user).map((p) => p.text)).toEqual(['Never arrived']);
+    expect((await postDetail(api, u, id)).status).toBe('published');
+  });
+
+  it('sends nothing again when the account cannot be read after a lost answer: the target is unknown', async () => {
+    const u = await userWithKey(api.db);
+    const { account, user } = await connectX(u, 'gus');
+    x.fail('tweets', { kind: 'commitThenDrop' });
+    const id = await publishNow(api, u, { accountIds: [account.id], caption: 'In doubt on X' });
+    await api.publishing.drain();
+    x.fail('timeline', { kind: 'answer', status: 403, body: { title: 'Forbidden', detail: 'You are not permitted to perform this action.', type: 'about:blank', status: 403 } });
+    api.publishing.runAhead(2 * MINUTE);
+    try {
+      await api.publishing.drain();
+    } finally {
+      api.publishing.runAhead(0);
+    }
+    const detail = await postDetail(api, u, id);
+    expect(detail.targets[0]).toMatchObject({ status: 'unknown', error: { retrying: false } });
+    expect(detail.targets[0]?.error?.message).toMatch(/^X could not be asked whether an earlier attempt published this/);
+    expect(tweetCalls('In doubt on X')).toHaveLength(1);
+    expect(postsOf(user)).toHaveLength(1);
+  });
+
+  it('refreshes an expired access token once for two publications at the same moment: one valid token, the account stays ok', async () => {
+    const u = await userWithKey(api.db);
+    const { account, user } = await connectX(u, 'hal');
+    x.expireAccessTokens();
+    const before = x.refreshes();
+    const ids = [await publishNow(api, u, { accountIds: [account.id], caption: 'First at once' }), await publishNow(api, u, { accountIds: [account.id], caption: 'Second at once' })];
+    await api.publishing.drain(2);
+    expect(x.refreshes() - before).toBe(1);
+    for (const id of ids) expect((await postDetail(api, u, id)).status).toBe('published');
+    expect(postsOf(user).map((p) => p.text).sort()).toEqual(['First at once', 'Second at once']);
+    const accounts = await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: u.key });
+    expect(accounts.body.data).toEqual([expect.objectContaining({ id: account.id, health: 'ok' })]);
+  });
+
+  it('names the cause when the operator has no X credits left, and does not retry', async () => {
+    const u = await userWithKey(api.db);
+    const { account } = await connectX(u, 'ivy');
+    x.fail('tweets', { kind: 'answer', status: 402 });
+    const id = await publishNow(api, u, { accountIds: [account.id], caption: 'No credits' });
+    await api.publishing.drain();
+    expect((await postDetail(api, u, id)).targets[0]).toMatchObject({
+      status: 'failed',
+      error: { category: 'platform_error', retrying: false, message: expect.stringContaining('no credits left (CreditsDepleted)') as unknown },
+    });
+  });
+
+  it('waits until the reset X gives when rate limited', async () => {
+    const u = await userWithKey(api.db);
+    const { account } = await connectX(u, 'jo');
+    const reset = Math.floor(Date.now() / 1000) + 900;
+    x.fail('tweets', { kind: 'answer', status: 429, headers: { 'x-rate-limit-limit': '100', 'x-rate-limit-remaining': '0', 'x-rate-limit-reset': String(reset) } });
+    const id = await publishNow(api, u, { accountIds: [account.id], caption: 'Limited' });
+    await api.publishing.drain();
+    const target = (await postDetail(api, u, id)).targets[0];
+    expect(target?.error).toMatchObject({ category: 'rate_limited', retrying: true, message: 'X rate limit reached' });
+    expect(Date.parse(target?.error?.nextAttemptAt ?? '')).toBeGreaterThanOrEqual(reset * 1000);
+  });
+});
