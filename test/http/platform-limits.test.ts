@@ -24,7 +24,7 @@ describe('GET /api/v1/platforms', () => {
     expect(res.status).toBe(200);
     expect(res.body.data.map((p) => p.id)).toEqual(['x', 'instagram', 'facebook', 'linkedin', 'threads', 'bluesky', 'tiktok', 'youtube', 'pinterest', 'mastodon', 'reddit']);
     // No app is configured here: X connects through its consent page, but not on this server.
-    const connects: Record<string, [string, boolean]> = { x: ['oauth', false], bluesky: ['credentials', true], mastodon: ['credentials', true] };
+    const connects: Record<string, [string, boolean]> = { x: ['oauth', false], linkedin: ['oauth', false], bluesky: ['credentials', true], mastodon: ['credentials', true] };
     const expected = platformRules.map((rules) => ({ ...rules, connect: connects[rules.id]?.[0] ?? 'sandbox', configured: connects[rules.id]?.[1] ?? false }));
     expect(res.body).toEqual({ data: JSON.parse(JSON.stringify(expected)) as unknown });
     expect((await api.request({ method: 'GET', url: '/api/v1/platforms' })).status).toBe(401);

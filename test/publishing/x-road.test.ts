@@ -264,12 +264,7 @@ describe('publishing to X', () => {
     const id = await publishNow(api, u, { accountIds: [account.id], caption: 'Sent once, see https://example.com/a' });
     await api.publishing.drain();
     expect((await postDetail(api, u, id)).targets[0]?.error).toMatchObject({ category: 'platform_error', retrying: true });
-    api.publishing.runAhead(2 * MINUTE);
-    try {
-      await api.publishing.drain();
-    } finally {
-      api.publishing.runAhead(0);
-    }
+    await api.publishing.drainAhead(2 * MINUTE);
     expect(postsOf(user)).toHaveLength(1);
     expect(tweetCalls('Sent once, see https://example.com/a')).toHaveLength(1);
     expect((await postDetail(api, u, id)).targets[0]).toMatchObject({ status: 'published', platformPostId: postsOf(user)[0]?.id });
@@ -281,12 +276,7 @@ describe('publishing to X', () => {
     x.fail('tweets', { kind: 'answer', status: 503 });
     const id = await publishNow(api, u, { accountIds: [account.id], caption: 'Never arrived' });
     await api.publishing.drain();
-    api.publishing.runAhead(2 * MINUTE);
-    try {
-      await api.publishing.drain();
-    } finally {
-      api.publishing.runAhead(0);
-    }
+    await api.publishing.drainAhead(2 * MINUTE);
     expect(tweetCalls('Never arrived')).toHaveLength(2);
     expect(postsOf(user).map((p) => p.text)).toEqual(['Never arrived']);
     expect((await postDetail(api, u, id)).status).toBe('published');
@@ -299,12 +289,7 @@ describe('publishing to X', () => {
     const id = await publishNow(api, u, { accountIds: [account.id], caption: 'In doubt on X' });
     await api.publishing.drain();
     x.fail('timeline', { kind: 'answer', status: 403, body: { title: 'Forbidden', detail: 'You are not permitted to perform this action.', type: 'about:blank', status: 403 } });
-    api.publishing.runAhead(2 * MINUTE);
-    try {
-      await api.publishing.drain();
-    } finally {
-      api.publishing.runAhead(0);
-    }
+    await api.publishing.drainAhead(2 * MINUTE);
     const detail = await postDetail(api, u, id);
     expect(detail.targets[0]).toMatchObject({ status: 'unknown', error: { retrying: false } });
     expect(detail.targets[0]?.error?.message).toMatch(/^X could not be asked whether an earlier attempt published this/);

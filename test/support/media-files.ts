@@ -13,6 +13,7 @@ export interface MediaFiles {
   png64: Buffer;
   mp4Portrait: Buffer;
   mp4Long150s: Buffer;
+  mp4Noise4s: Buffer;
   truncatedJpeg: Buffer;
   truncatedMp4: Buffer;
   pdf: Buffer;
@@ -30,6 +31,8 @@ export function makeMediaFiles(): MediaFiles {
   const jpeg1080x1350 = make('a.jpg', ['-f', 'lavfi', '-i', 'color=c=red:s=1080x1350', '-frames:v', '1']);
   const png64 = make('b.png', ['-f', 'lavfi', '-i', 'color=c=blue:s=64x64', '-frames:v', '1']);
   const mp4Portrait = make('c.mp4', ['-f', 'lavfi', '-i', 'testsrc=size=180x320:rate=10:duration=2', '-c:v', 'libx264', '-pix_fmt', 'yuv420p']);
+  // Noise compresses badly: a 4 s video over the 75 KB some platforms ask of a video at least.
+  const mp4Noise4s = make('f.mp4', ['-f', 'lavfi', '-i', 'nullsrc=s=320x180:d=4:r=10,geq=random(1)*255:128:128', '-c:v', 'libx264', '-pix_fmt', 'yuv420p']);
   const mp4Long150s = make('d.mp4', ['-f', 'lavfi', '-i', 'testsrc=size=64x64:rate=1:duration=150', '-c:v', 'libx264', '-pix_fmt', 'yuv420p']);
   const pdf = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n');
   writeFileSync(join(dir, 'e.pdf'), pdf);
@@ -38,6 +41,7 @@ export function makeMediaFiles(): MediaFiles {
     png64,
     mp4Portrait,
     mp4Long150s,
+    mp4Noise4s,
     truncatedJpeg: jpeg1080x1350.subarray(0, Math.floor(jpeg1080x1350.length / 2)),
     truncatedMp4: mp4Portrait.subarray(0, Math.floor(mp4Portrait.length / 2)),
     pdf,

@@ -31,6 +31,8 @@ export interface TestPublishing {
   logged: string[];
   /** Sets the workers' clock this far ahead of real time (only theirs: the API keeps real time), so a post comes due without waiting. */
   runAhead(ms: number): void;
+  /** Drains with the workers' clock this far ahead (a retry comes due), then sets it back. */
+  drainAhead(ms: number): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -95,6 +97,14 @@ export async function startTestPublishing(
     logged,
     runAhead(ms) {
       offsetMs = ms;
+    },
+    async drainAhead(ms) {
+      offsetMs = ms;
+      try {
+        return await drain(deps, 2);
+      } finally {
+        offsetMs = 0;
+      }
     },
     async close() {
       await rm(dataDir, { recursive: true, force: true });

@@ -1,6 +1,7 @@
 import { AnswerTooLargeError, formatBytes } from '../net/bounded-body.js';
 import { networkMessage } from '../net/network-message.js';
-import type { PublishOutcome } from '../../domain/ports/publisher.js';
+import type { MediaToPublish, PublishOutcome } from '../../domain/ports/publisher.js';
+import { readRange, type ByteRange } from './chunked-upload.js';
 
 /** What every platform client shares: how a failure reads, and how an answer that is no answer is named. */
 
@@ -42,4 +43,26 @@ export function noAnswer(thrown: unknown, host: string): NoAnswer {
   if (thrown instanceof Error && thrown.name === 'UrlNotAllowedError') return { kind: 'not_allowed', message: thrown.message };
   if (thrown instanceof AnswerTooLargeError) return { kind: 'too_large', message: `${host} sent an answer larger than ${formatBytes(thrown.limitBytes)}` };
   return { kind: 'network', message: networkMessage(thrown, host) };
+}
+
+/** Ends a publication with an outcome from anywhere inside it. */
+export class Halt extends Error {
+  constructor(readonly outcome: FailedOutcome) {
+    super(outcome.message);
+    this.name = 'Halt';
+  }
+}
+
+/** What a publication that threw ends as: its Halt's outcome, or a retryable system error that names no detail. */
+export function outcomeOfThrown(thrown: unknown, platform: string): FailedOutcome {
+  return thrown instanceof Halt ? thrown.outcome : failed('system_error', `Herald failed while publishing to ${platform}`, { retryable: true });
+}
+
+/** A media file's bytes, whole or one range of them; a file storage cannot give ends the publication, to be retried. */
+export async function readMedia(media: Pick<MediaToPublish, 'id' | 'open' | 'bytes'>, range: ByteRange = { start: 0, end: media.bytes - 1 }): Promise<Buffer> {
+  try {
+    return await readRange(media, range);
+  } catch {
+    throw new Halt(failed('system_error', `Media ${media.id} could not be read from storage`, { retryable: true }));
+  }
 }

@@ -21,6 +21,8 @@ export interface OAuthTokens {
 
 export interface OAuthPlatform {
   displayName: string;
+  /** The issuer its ID tokens name, for platforms that answer one (OpenID Connect); else the consent page's origin. */
+  issuer?: string;
   /** The documented endpoints (absolute URLs); `baseUrl` replaces their origin. */
   endpoints: { authorize: string; token: string; revoke?: string };
   scopes: readonly string[];
@@ -62,7 +64,7 @@ export function onBase(url: string, baseUrl: string | undefined): string {
  */
 export function createOAuthClient(platform: OAuthPlatform, app: OAuthApp, options: { fetch: typeof globalThis.fetch; baseUrl: string | undefined }): OAuthClient {
   const as: oauth.AuthorizationServer = {
-    issuer: new URL(platform.endpoints.authorize).origin,
+    issuer: platform.issuer ?? new URL(platform.endpoints.authorize).origin,
     authorization_endpoint: onBase(platform.endpoints.authorize, options.baseUrl),
     token_endpoint: onBase(platform.endpoints.token, options.baseUrl),
     ...(platform.endpoints.revoke === undefined ? {} : { revocation_endpoint: onBase(platform.endpoints.revoke, options.baseUrl) }),

@@ -1,5 +1,7 @@
 import { resolve } from 'node:path';
 import envSchema from 'env-schema';
+import type { PlatformApps } from '../../adapters/platforms/live-publishers.js';
+import type { OAuthApp } from '../../adapters/platforms/oauth.js';
 
 /**
  * Every variable the service reads, with its type, bounds and default: the one place a default is
@@ -42,6 +44,11 @@ export const CONFIGURATION = {
     HERALD_X_CLIENT_SECRET: { type: 'string' },
     // Replaces the origin of every documented host of the platform (tests reach fakes, operators a proxy).
     HERALD_X_BASE_URL: { type: 'string', pattern: '^https?://[^/?#]+$' },
+    HERALD_LINKEDIN_CLIENT_ID: { type: 'string' },
+    HERALD_LINKEDIN_CLIENT_SECRET: { type: 'string' },
+    HERALD_LINKEDIN_BASE_URL: { type: 'string', pattern: '^https?://[^/?#]+$' },
+    // LinkedIn's monthly API version (YYYYMM); each is served for at least a year, then answered 426.
+    HERALD_LINKEDIN_VERSION: { type: 'string', pattern: '^[0-9]{6}$', default: '202610' },
   },
 } as const;
 
@@ -96,14 +103,7 @@ export interface Environment {
     eventRetentionDays: number;
   };
   /** Each OAuth platform's app on this server (undefined: not configured) and the origin its hosts are reached at (undefined: the documented ones). */
-  platforms: {
-    x: { app: OAuthApp | undefined; baseUrl: string | undefined };
-  };
-}
-
-export interface OAuthApp {
-  clientId: string;
-  clientSecret: string;
+  platforms: PlatformApps;
 }
 
 export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environment {
@@ -143,6 +143,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
     },
     platforms: {
       x: { app: oauthApp('X', v.HERALD_X_CLIENT_ID, v.HERALD_X_CLIENT_SECRET), baseUrl: v.HERALD_X_BASE_URL },
+      linkedin: { app: oauthApp('LINKEDIN', v.HERALD_LINKEDIN_CLIENT_ID, v.HERALD_LINKEDIN_CLIENT_SECRET), baseUrl: v.HERALD_LINKEDIN_BASE_URL, version: v.HERALD_LINKEDIN_VERSION },
     },
   };
 }

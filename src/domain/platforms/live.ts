@@ -57,6 +57,7 @@ export const LIVE_PLATFORMS = [
     ],
   },
   { id: 'x', connects: 'oauth', configName: 'X' },
+  { id: 'linkedin', connects: 'oauth', configName: 'LINKEDIN' },
 ] as const satisfies readonly LivePlatform[];
 
 export type LivePlatformId = (typeof LIVE_PLATFORMS)[number]['id'];

@@ -1,6 +1,6 @@
 import { TID } from '@atproto/common-web';
 import { ConnectError, type MediaToPublish, type PartToPublish, type PublishedPart, type CredentialPublisher, type PublishHooks, type PublishOutcome, type PublishRequest } from '../../../domain/ports/publisher.js';
-import { failed, type FailedOutcome } from '../http-outcomes.js';
+import { failed, Halt, outcomeOfThrown, readMedia } from '../http-outcomes.js';
 import { classify, classifyRefresh, connectError, isTokenError, type Step } from './classify.js';
 import { detectFacets, imageEmbed, type BlobRef, type PostRecord, type StrongRef } from './record.js';
 import { createXrpc, hostOf, type Xrpc, type XrpcCall, type XrpcFailure, type XrpcResult } from './xrpc.js';
@@ -50,18 +50,10 @@ export function createBlueskyPublisher(options: { fetch: typeof globalThis.fetch
       try {
         return await run.publish();
       } catch (thrown) {
-        if (thrown instanceof Halt) return thrown.outcome;
-        return failed('system_error', 'Herald failed while publishing to Bluesky');
+        return outcomeOfThrown(thrown, 'Bluesky');
       }
     },
   };
-}
-
-/** Ends a run with an outcome from anywhere in it. */
-class Halt extends Error {
-  constructor(readonly outcome: FailedOutcome) {
-    super(outcome.message);
-  }
 }
 
 class PublishRun {
@@ -184,12 +176,3 @@ function isSession(data: unknown): data is Session {
   return [did, handle, accessJwt, refreshJwt].every((value) => typeof value === 'string' && value !== '');
 }
 
-async function readMedia(media: MediaToPublish): Promise<Uint8Array> {
-  try {
-    const chunks: Buffer[] = [];
-    for await (const chunk of await media.open()) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array));
-    return Buffer.concat(chunks);
-  } catch {
-    throw new Halt(failed('system_error', `Media ${media.id} could not be read from storage`, { retryable: true }));
-  }
-}

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { failed, type FailedOutcome } from '../http-outcomes.js';
+import { failed, outcomeOfThrown, readMedia, type FailedOutcome } from '../http-outcomes.js';
 import {
   ConnectError,
   type ConnectInput,
@@ -138,7 +138,7 @@ export function createMastodonPublisher(options: Options): CredentialPublisher<M
         }
       } catch (error) {
         // Media that cannot be read from storage, or anything unforeseen: nothing was sent for this part.
-        return failed('system_error', error instanceof Error && error.name === 'MediaUnreadable' ? error.message : 'Herald failed while publishing to Mastodon', { retryable: true });
+        return outcomeOfThrown(error, 'Mastodon');
       }
       return { kind: 'published', parts: published };
     },
@@ -179,7 +179,7 @@ export function createMastodonPublisher(options: Options): CredentialPublisher<M
   /** Uploads one file: its id, and whether the instance has processed it already (200) or is still at it (202). */
   async function upload(rest: Rest, media: MediaToPublish, instance: string): Promise<{ id: string; ready: boolean } | FailedOutcome> {
     const form = new FormData();
-    form.append('file', new Blob([await readAll(media)], { type: media.mime }), `${media.id}.${media.mime.split('/')[1] ?? 'bin'}`);
+    form.append('file', new Blob([await readMedia(media)], { type: media.mime }), `${media.id}.${media.mime.split('/')[1] ?? 'bin'}`);
     if (media.altText !== null) form.append('description', media.altText);
     const created = await rest<Attachment>({ method: 'POST', path: '/api/v2/media', form, timeoutMs: timeoutMs * 4 });
     if (!created.ok) return classify(created.failure, 'media', instance);
@@ -233,15 +233,6 @@ function parseProgress(progress: string | null): MediaProgress | null {
   return Array.isArray(parsed.mediaIds) && typeof parsed.since === 'number' ? parsed : null;
 }
 
-async function readAll(media: MediaToPublish): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  try {
-    for await (const chunk of await media.open()) chunks.push(chunk as Buffer);
-  } catch {
-    throw Object.assign(new Error(`Media ${media.id} could not be read from storage`), { name: 'MediaUnreadable' });
-  }
-  return Buffer.concat(chunks);
-}
 
 /**
  * An account id is only unique on its instance (small instances number accounts from 1), so the

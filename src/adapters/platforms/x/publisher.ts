@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MediaToPublish, PartToPublish, PublishedPart, Publisher, PublishHooks, PublishOutcome, PublishRequest, Reconciliation } from '../../../domain/ports/publisher.js';
-import { chunkRanges, readRange, uploadInChunks } from '../chunked-upload.js';
-import { failed, type FailedOutcome } from '../http-outcomes.js';
+import { chunkRanges, uploadInChunks } from '../chunked-upload.js';
+import { failed, Halt, outcomeOfThrown, readMedia, type FailedOutcome } from '../http-outcomes.js';
 import { OAuthRefusal, type OAuthClient, type OAuthTokens } from '../oauth.js';
 import { createXApi, type XApi, type XCall, type XResult } from './api.js';
 import { classify } from './classify.js';
@@ -102,8 +102,7 @@ export function createXPublisher(options: Options): Publisher<XCredentials> {
           done.push(result);
         }
       } catch (error) {
-        if (error instanceof Halt) return error.outcome;
-        return failed('system_error', error instanceof Error && error.name === 'MediaUnreadable' ? error.message : 'Herald failed while publishing to X', { retryable: true });
+        return outcomeOfThrown(error, 'X');
       }
       return { kind: 'published', parts: done };
     },
@@ -134,7 +133,7 @@ export function createXPublisher(options: Options): Publisher<XCredentials> {
 
   async function uploadImage(x: Session, media: MediaToPublish): Promise<string | FailedOutcome> {
     const form = new FormData();
-    form.append('media', new Blob([await read(media)], { type: media.mime }), `${media.id}`);
+    form.append('media', new Blob([await readMedia(media)], { type: media.mime }), `${media.id}`);
     form.append('media_category', media.mime === 'image/gif' ? 'tweet_gif' : 'tweet_image');
     const uploaded = await x.call<{ data?: { id?: unknown } }>({ method: 'POST', path: '/2/media/upload', form, timeoutMs: timeoutMs * 4 });
     if (!uploaded.ok) return classify(uploaded.failure, 'media');
@@ -190,14 +189,6 @@ export function createXPublisher(options: Options): Publisher<XCredentials> {
     }
     const seconds = typeof info.check_after_secs === 'number' && info.check_after_secs > 0 ? info.check_after_secs : 5;
     return { kind: 'pending', checkAfterMs: seconds * 1000 };
-  }
-}
-
-/** A failure that ends the publication where it happened, carried out of nested steps. */
-class Halt extends Error {
-  constructor(readonly outcome: FailedOutcome) {
-    super(outcome.message);
-    this.name = 'Halt';
   }
 }
 
@@ -298,10 +289,3 @@ function parseProgress(progress: string | null): VideoProgress | null {
   return typeof parsed.mediaId === 'string' ? { mediaId: parsed.mediaId } : null;
 }
 
-async function read(media: MediaToPublish): Promise<Buffer> {
-  try {
-    return await readRange(media, { start: 0, end: media.bytes - 1 });
-  } catch {
-    throw Object.assign(new Error(`Media ${media.id} could not be read from storage`), { name: 'MediaUnreadable' });
-  }
-}
