@@ -79,7 +79,14 @@ export default defineConfig(
     files: ['src/**'],
     ignores: ['src/cli/wiring/configuration.ts'],
     rules: {
-      'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read settings from the configuration table (src/cli/wiring/configuration.ts), where each has its type and default.' }],
+      'no-restricted-properties': [
+        'error',
+        {
+          object: 'process',
+          property: 'env',
+          message: 'Read settings from the configuration table (src/cli/wiring/configuration.ts), where each has its type and default.',
+        },
+      ],
     },
   },
   {

@@ -54,15 +54,27 @@ async function start(dataDir: string): Promise<Started> {
   const url = `http://127.0.0.1:${port}`;
   const begin = performance.now();
   const child = spawn(process.execPath, [...HERALD_COMMAND, 'serve'], {
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), HERALD_DATA_DIR: dataDir, HERALD_MIGRATE_ON_START: 'true', HERALD_DEMO_ON_FIRST_START: 'true', LOG_LEVEL: 'warn', HERALD_RATE_LIMIT_PER_MINUTE: '100000000' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      HERALD_DATA_DIR: dataDir,
+      HERALD_MIGRATE_ON_START: 'true',
+      HERALD_DEMO_ON_FIRST_START: 'true',
+      LOG_LEVEL: 'warn',
+      HERALD_RATE_LIMIT_PER_MINUTE: '100000000',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let printed = '';
   for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk: Buffer) => (printed = (printed + chunk.toString()).slice(-65_536)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  for (const until = begin + 120_000; ; ) {
+  for (const until = begin + 120_000; ;) {
     if (performance.now() > until || child.exitCode !== null) throw new Error(`herald serve did not answer in time:\n${printed}`);
-    const ready = await fetch(`${url}/health/ready`, { signal: AbortSignal.timeout(1000) }).then((r) => r.status, () => 0);
+    const ready = await fetch(`${url}/health/ready`, { signal: AbortSignal.timeout(1000) }).then(
+      (r) => r.status,
+      () => 0,
+    );
     if (ready === 200) break;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
@@ -112,7 +124,10 @@ function memory(pid: number, dataDir: string): Memory {
 /** Runs one CLI command on the folder; its time and the most memory it was seen holding (sampled every few ms). */
 async function cliCommand(dataDir: string): Promise<{ ms: number; peakMb: number }> {
   const begin = performance.now();
-  const child = spawn(process.execPath, [...HERALD_COMMAND, 'user', 'create'], { env: { PATH: process.env.PATH ?? '', HERALD_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...HERALD_COMMAND, 'user', 'create'], {
+    env: { PATH: process.env.PATH ?? '', HERALD_DATA_DIR: dataDir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let printed = '';
   for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk: Buffer) => (printed += chunk.toString()));
   let peakMb = 0;
@@ -173,7 +188,8 @@ async function main(): Promise<void> {
 
     const f = (n: number) => n.toFixed(0);
     const mid = (runs: Memory[]): Memory => runs.slice().sort((a, b) => a.total - b.total)[Math.floor(runs.length / 2)] ?? runs[0]!;
-    const both = (m: Memory) => `${f(m.total)} MB (Herald ${f(m.herald)} + PostgreSQL ${f(m.postgres)} in ${m.processes} processes; ${f(m.rss)} MB resident summed)`;
+    const both = (m: Memory) =>
+      `${f(m.total)} MB (Herald ${f(m.herald)} + PostgreSQL ${f(m.postgres)} in ${m.processes} processes; ${f(m.rss)} MB resident summed)`;
     const cli = (runs: { ms: number; peakMb: number }[]) => `${f(median(runs.map((r) => r.ms)))} ms, ${f(median(runs.map((r) => r.peakMb)))} MB peak`;
     const cliMet = (runs: { ms: number }[]) => `< 300 ms ${median(runs.map((r) => r.ms)) < 300 ? '✓' : '✗'}`;
     const lines = [

@@ -48,7 +48,8 @@ const quiet = { info: () => {}, error: () => {} };
 async function sandboxUser(db: Kysely<Database>): Promise<{ userId: string; accounts: string[] }> {
   const { id: userId } = await createUser(db, 'Bench');
   const accounts: string[] = [];
-  for (const platform of ['x', 'linkedin', 'threads']) accounts.push((await connectAccount(db, { platform, username: 'bench', displayName: null, owner: { userId } })).id);
+  for (const platform of ['x', 'linkedin', 'threads'])
+    accounts.push((await connectAccount(db, { platform, username: 'bench', displayName: null, owner: { userId } })).id);
   return { userId, accounts };
 }
 
@@ -62,7 +63,12 @@ async function latency(handle: DatabaseHandle, dataDir: string): Promise<void> {
   // Baseline: the work of publishing one due post of three targets, with no waiting for a wake-up.
   const baseline: number[] = [];
   for (let i = 0; i < 10; i++) {
-    await createPost(db, userId, { accountIds: accounts, caption: `due ${i}`, postType: 'post', scheduledAt: new Date(Date.now() + 50).toISOString() }, new Date());
+    await createPost(
+      db,
+      userId,
+      { accountIds: accounts, caption: `due ${i}`, postType: 'post', scheduledAt: new Date(Date.now() + 50).toISOString() },
+      new Date(),
+    );
     await new Promise((resolve) => setTimeout(resolve, 60));
     const start = performance.now();
     await publishNextDuePost(deps);
@@ -78,7 +84,7 @@ async function latency(handle: DatabaseHandle, dataDir: string): Promise<void> {
     const at = new Date(first + i * 150).toISOString();
     ids.push((await createPost(db, userId, { accountIds: accounts, caption: `scheduled ${i}`, postType: 'post', scheduledAt: at }, new Date())).id);
   }
-  for (const until = Date.now() + 60_000; Date.now() < until; ) {
+  for (const until = Date.now() + 60_000; Date.now() < until;) {
     const left = await db.selectFrom('posts').select('id').where('id', 'in', ids).where('status', '<>', 'published').execute();
     if (left.length === 0 && receiver.lags.length >= ids.length) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -121,7 +127,9 @@ async function startReceiver(): Promise<{ url: string; lags: number[]; close(): 
 
 function drainWith(workers: number, env: Record<string, string>): Promise<number> {
   const start = performance.now();
-  const runs = Array.from({ length: workers }, () => execFileAsync(process.execPath, [...HERALD_COMMAND, 'worker', '--once'], { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 600_000 }));
+  const runs = Array.from({ length: workers }, () =>
+    execFileAsync(process.execPath, [...HERALD_COMMAND, 'worker', '--once'], { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 600_000 }),
+  );
   return Promise.all(runs).then(() => (performance.now() - start) / 1000);
 }
 
@@ -133,7 +141,15 @@ async function throughput(db: Kysely<Database>, url: string): Promise<void> {
     const { userId, accounts } = await sandboxUser(db);
     const due = new Date(Date.now() - 1000);
     for (let i = 0; i < THROUGHPUT_POSTS; i += 250) {
-      const posts = Array.from({ length: Math.min(250, THROUGHPUT_POSTS - i) }, (_, j) => ({ id: newId('post'), user_id: userId, caption: `bulk ${i + j}`, post_type: 'post', status: 'scheduled' as const, scheduled_at: due, next_check_at: due }));
+      const posts = Array.from({ length: Math.min(250, THROUGHPUT_POSTS - i) }, (_, j) => ({
+        id: newId('post'),
+        user_id: userId,
+        caption: `bulk ${i + j}`,
+        post_type: 'post',
+        status: 'scheduled' as const,
+        scheduled_at: due,
+        next_check_at: due,
+      }));
       await db.insertInto('posts').values(posts).execute();
       await db
         .insertInto('post_targets')
@@ -144,10 +160,14 @@ async function throughput(db: Kysely<Database>, url: string): Promise<void> {
     const left = await db.selectFrom('posts').select('id').where('user_id', '=', userId).where('status', '<>', 'published').execute();
     if (left.length > 0) throw new Error(`${left.length} posts left unpublished`);
     results.push(THROUGHPUT_POSTS / seconds);
-    console.log(`${workers} herald worker --once: ${THROUGHPUT_POSTS} posts x 3 targets in ${seconds.toFixed(1)} s: ${(THROUGHPUT_POSTS / seconds).toFixed(0)} posts/s`);
+    console.log(
+      `${workers} herald worker --once: ${THROUGHPUT_POSTS} posts x 3 targets in ${seconds.toFixed(1)} s: ${(THROUGHPUT_POSTS / seconds).toFixed(0)} posts/s`,
+    );
   }
   const one = results[0] ?? Number.NaN;
-  console.log(`scaling: 2 workers ${((results[1] ?? Number.NaN) / one).toFixed(2)}x, 4 workers ${((results[2] ?? Number.NaN) / one).toFixed(2)}x one worker's posts/s`);
+  console.log(
+    `scaling: 2 workers ${((results[1] ?? Number.NaN) / one).toFixed(2)}x, 4 workers ${((results[2] ?? Number.NaN) / one).toFixed(2)}x one worker's posts/s`,
+  );
 }
 
 const IDLE_SECONDS = 20;
@@ -155,13 +175,22 @@ const IDLE_SETTLE_MS = 25_000;
 
 /** An idle service should cost nothing: no busy polling in Herald, and none it causes in Postgres. */
 async function idle(db: Kysely<Database>, url: string): Promise<void> {
-  const service = await startHeraldServe(HERALD_COMMAND, { PATH: process.env.PATH ?? '', DATABASE_URL: url, HERALD_SECRET_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: 'warn' });
+  const service = await startHeraldServe(HERALD_COMMAND, {
+    PATH: process.env.PATH ?? '',
+    DATABASE_URL: url,
+    HERALD_SECRET_KEY: randomBytes(32).toString('base64'),
+    LOG_LEVEL: 'warn',
+  });
   try {
     // Past start-up's tail first: V8's memory reducer collects what starting made about 16 s in.
     await new Promise((resolve) => setTimeout(resolve, IDLE_SETTLE_MS));
     // Every Postgres process but the backends of other databases: the postmaster, its background
     // processes and the service's connections (long-lived; an idle service opens none).
-    const others = (await sql<{ pid: number }>`select pid from pg_stat_activity where datname is distinct from current_database() and backend_type = 'client backend'`.execute(db)).rows.map((r) => r.pid);
+    const others = (
+      await sql<{
+        pid: number;
+      }>`select pid from pg_stat_activity where datname is distinct from current_database() and backend_type = 'client backend'`.execute(db)
+    ).rows.map((r) => r.pid);
     const backend = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db)).rows[0]?.pid ?? 0;
     const watched = postgresProcesses(backend).filter((pid) => !others.includes(pid) && pid !== backend);
     const start = new Map(watched.map((pid) => [pid, cpuSeconds(pid)]));
@@ -170,7 +199,9 @@ async function idle(db: Kysely<Database>, url: string): Promise<void> {
     const herald = (cpuSeconds(service.pid) - heraldStart) / IDLE_SECONDS;
     // A process that ended meanwhile is left out (its time is gone with it).
     const pg = [...start].reduce((sum, [pid, was]) => sum + (existsSync(`/proc/${pid}`) ? cpuSeconds(pid) - was : 0), 0) / IDLE_SECONDS;
-    console.log(`idle herald serve (in-process worker) over ${IDLE_SECONDS} s: Herald ${(herald * 100).toFixed(2)}% of a core, Postgres ${(pg * 100).toFixed(2)}% (1 tick = 0.05% here)`);
+    console.log(
+      `idle herald serve (in-process worker) over ${IDLE_SECONDS} s: Herald ${(herald * 100).toFixed(2)}% of a core, Postgres ${(pg * 100).toFixed(2)}% (1 tick = 0.05% here)`,
+    );
   } finally {
     await service.stop();
   }

@@ -201,8 +201,12 @@ async function main(): Promise<void> {
     const cliMb = usage(cli.compiled).mb;
     const readyMs = ready(serve.compiled);
 
-    const load = loadavg().map((l) => l.toFixed(2)).join(' ');
-    console.log(`Node ${process.version}, ${availableParallelism()} CPUs, load average ${load}; medians of ${RUNS} CLI runs and ${SERVE_RUNS} serve runs per variant`);
+    const load = loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ');
+    console.log(
+      `Node ${process.version}, ${availableParallelism()} CPUs, load average ${load}; medians of ${RUNS} CLI runs and ${SERVE_RUNS} serve runs per variant`,
+    );
     console.log('cpu ms: user + system CPU time over the whole process (for serve: start, one request, shutdown)\n');
     console.log(
       table('Postgres', [
@@ -215,7 +219,12 @@ async function main(): Promise<void> {
           target: verdict(cliMs < CLI_TARGET_MS && cliMb < CLI_TARGET_MB, `< ${CLI_TARGET_MS} ms and < ${CLI_TARGET_MB} MB`),
         },
         { label: 'herald user create, tsx (before)', ms: wall(cli.tsx), usage: usage(cli.tsx) },
-        { label: 'herald serve: ready line, compiled', ms: readyMs, tsxMs: ready(serve.tsx), target: verdict(readyMs < SERVE_TARGET_MS, `< ${SERVE_TARGET_MS} ms`) },
+        {
+          label: 'herald serve: ready line, compiled',
+          ms: readyMs,
+          tsxMs: ready(serve.tsx),
+          target: verdict(readyMs < SERVE_TARGET_MS, `< ${SERVE_TARGET_MS} ms`),
+        },
         { label: 'herald serve: ready line, tsx (before)', ms: ready(serve.tsx) },
         { label: 'herald serve: /openapi.json answered, compiled', ms: answered(serve.compiled), usage: usage(serve.compiled), tsxMs: answered(serve.tsx) },
         { label: 'herald serve: /openapi.json answered, tsx (before)', ms: answered(serve.tsx), usage: usage(serve.tsx) },

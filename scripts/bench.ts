@@ -143,7 +143,10 @@ function operations(client: pg.Client): Operation[] {
       name: 'deletePost (draft, 3 targets, 2 media)',
       target: 0.75,
       limit: { seconds: SECONDS },
-      request: async (s, run) => ({ method: 'DELETE', paths: (await seedDeletable(client, s, run, DELETABLE_PER_SECOND * SECONDS)).map((id) => `/api/v1/posts/${id}`) }),
+      request: async (s, run) => ({
+        method: 'DELETE',
+        paths: (await seedDeletable(client, s, run, DELETABLE_PER_SECOND * SECONDS)).map((id) => `/api/v1/posts/${id}`),
+      }),
     },
   ];
 }
@@ -164,7 +167,11 @@ function formatTable(rows: Row[], rss: { peak: number; first: number; last: numb
   ];
   for (const row of rows) {
     const h = { rps: median(row.herald.map((r) => r.requestsPerSecond)), p50: median(row.herald.map((r) => r.p50)), p99: median(row.herald.map((r) => r.p99)) };
-    const b = { rps: median(row.baseline.map((r) => r.requestsPerSecond)), p50: median(row.baseline.map((r) => r.p50)), p99: median(row.baseline.map((r) => r.p99)) };
+    const b = {
+      rps: median(row.baseline.map((r) => r.requestsPerSecond)),
+      p50: median(row.baseline.map((r) => r.p50)),
+      p99: median(row.baseline.map((r) => r.p99)),
+    };
     const ratio = h.rps / b.rps;
     const p99Ratio = h.p99 / b.p99;
     lines.push(

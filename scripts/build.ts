@@ -32,7 +32,10 @@ export const HERALD_BIN = join(ROOT, manifest.bin.herald);
  * start it with `process.execPath`, followed by the command's arguments.
  */
 export const HERALD_COMMAND = [
-  ...((await readFile(ENTRY, 'utf8')).split('\n', 1)[0]?.match(/^#!\/usr\/bin\/env -S node\s+(.*)$/)?.[1]?.split(/\s+/) ?? []),
+  ...((await readFile(ENTRY, 'utf8'))
+    .split('\n', 1)[0]
+    ?.match(/^#!\/usr\/bin\/env -S node\s+(.*)$/)?.[1]
+    ?.split(/\s+/) ?? []),
   HERALD_BIN,
 ];
 const OUT_DIR = dirname(HERALD_BIN);

@@ -44,7 +44,9 @@ async function asFile(): Promise<string[]> {
   const report = await checkRenderedDocs({ htmlPath: REFERENCE_HTML_PATH, screenshotPath: DOCS_SCREENSHOT_PATH });
   for (const op of report.operations) console.log(`${op.rendered ? 'ok  ' : 'MISS'} ${op.operationId.padEnd(20)} ${op.method} ${op.path}  "${op.summary}"`);
   if (report.refusedRequests.length > 0) console.log(`refused (page works without them): ${report.refusedRequests.join(', ')}`);
-  console.log(`as a file: "${report.title}", ${report.operations.filter((op) => op.rendered).length} of ${report.operations.length} operations rendered; screenshot ${relative(REPO_ROOT, report.screenshotPath)}`);
+  console.log(
+    `as a file: "${report.title}", ${report.operations.filter((op) => op.rendered).length} of ${report.operations.length} operations rendered; screenshot ${relative(REPO_ROOT, report.screenshotPath)}`,
+  );
   return report.problems;
 }
 

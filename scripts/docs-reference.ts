@@ -168,7 +168,8 @@ export async function checkRenderedDocs({
     // Offline, on purpose: anything the page asks from the network is refused.
     await context.route('**/*', (route) => {
       const url = route.request().url();
-      if (url.startsWith('file:') || url.startsWith('data:') || url.startsWith('blob:') || (origin !== undefined && url.startsWith(`${origin}/`))) return route.continue();
+      if (url.startsWith('file:') || url.startsWith('data:') || url.startsWith('blob:') || (origin !== undefined && url.startsWith(`${origin}/`)))
+        return route.continue();
       refusedRequests.push(url);
       return route.abort();
     });

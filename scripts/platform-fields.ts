@@ -62,9 +62,7 @@ function toPlatformFields(name: string, schema: JsonObject): PlatformField[] {
   if (!Array.isArray(required) || !required.every((key) => typeof key === 'string' && Object.hasOwn(properties, key))) {
     throw new Error(`${where}.required: must list keys of properties`);
   }
-  return Object.entries(properties).map(([key, property]) =>
-    toPlatformField(`${where}.properties.${key}`, key, property, required.includes(key)),
-  );
+  return Object.entries(properties).map(([key, property]) => toPlatformField(`${where}.properties.${key}`, key, property, required.includes(key)));
 }
 
 function toPlatformField(where: string, key: string, property: unknown, required: boolean): PlatformField {
@@ -134,7 +132,7 @@ export function renderPlatformFieldsModule(doc: JsonObject): string {
     '',
     `export type FieldsPlatformId = ${ids};`,
     '',
-    '/** Each platform\'s fields schema as written in the spec; `fields` are validated against it. */',
+    "/** Each platform's fields schema as written in the spec; `fields` are validated against it. */",
     `export const platformFieldSchemas: Readonly<Record<FieldsPlatformId, object>> = ${byId((p) => p.schema)};`,
     '',
     '/** The same rules as GET /api/v1/platforms serves them. */',

@@ -42,7 +42,8 @@ class PrivatePostgres {
     if (version === undefined) throw new Error('PostgreSQL server binaries not found under /usr/lib/postgresql');
     this.bin = join(root, version, 'bin');
     // The server refuses to run as root.
-    if (process.getuid?.() === 0) chownSync(this.dir, Number(execFileSync('id', ['-u', 'postgres']).toString()), Number(execFileSync('id', ['-g', 'postgres']).toString()));
+    if (process.getuid?.() === 0)
+      chownSync(this.dir, Number(execFileSync('id', ['-u', 'postgres']).toString()), Number(execFileSync('id', ['-g', 'postgres']).toString()));
   }
   private run(tool: string, args: string[]): void {
     const command = join(this.bin, tool);
@@ -54,7 +55,16 @@ class PrivatePostgres {
     this.run('initdb', ['-D', join(this.dir, 'data'), '-A', 'trust', '-U', 'postgres']);
   }
   start(): void {
-    this.run('pg_ctl', ['-D', join(this.dir, 'data'), '-o', `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c max_connections=200`, '-l', join(this.dir, 'log'), '-w', 'start']);
+    this.run('pg_ctl', [
+      '-D',
+      join(this.dir, 'data'),
+      '-o',
+      `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c max_connections=200`,
+      '-l',
+      join(this.dir, 'log'),
+      '-w',
+      'start',
+    ]);
   }
   stop(): void {
     this.run('pg_ctl', ['-D', join(this.dir, 'data'), '-m', 'fast', '-w', 'stop']);
@@ -128,7 +138,9 @@ async function main(): Promise<void> {
     };
     cli(['db', 'migrate'], env);
     const userId = cli(['user', 'create', '--name', 'Soak'], env).id ?? '';
-    const accounts = ['x', 'linkedin', 'threads'].map((platform) => cli(['account', 'connect', '--platform', platform, '--username', 'soak', '--user', userId], env).id ?? '');
+    const accounts = ['x', 'linkedin', 'threads'].map(
+      (platform) => cli(['account', 'connect', '--platform', platform, '--username', 'soak', '--user', userId], env).id ?? '',
+    );
     const key = cli(['key', 'create', '--user', userId], env).key ?? '';
     serve = await startHeraldServe(HERALD_COMMAND, { ...process.env, ...env } as Record<string, string>);
     children.push(startWorker(env), startWorker(env));
@@ -144,7 +156,11 @@ async function main(): Promise<void> {
       try {
         const res = await fetch(`${serve?.url}${path}`, {
           method,
-          headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey }) },
+          headers: {
+            authorization: `Bearer ${key}`,
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+            ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey }),
+          },
           ...(body === undefined ? {} : { body: JSON.stringify(body) }),
           signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
         });
@@ -232,10 +248,19 @@ async function main(): Promise<void> {
       ['nothing else exists', [...present].every((id) => expected.has(id)), `${[...present].filter((id) => !expected.has(id)).length} unexpected`],
       ['every post has its 3 targets', targets.length === posts.length * accounts.length, `${targets.length} targets for ${posts.length} posts`],
       ['every due post published', pending === 0 && scheduled.every((p) => p.status === 'published'), `${pending} not settled`],
-      ['every target of a published post sent exactly once', targets.filter((t) => scheduled.some((p) => p.id === t.post_id)).every((t) => t.state === 'published' && t.sent === '1'), `${outbox} outbox rows`],
+      [
+        'every target of a published post sent exactly once',
+        targets.filter((t) => scheduled.some((p) => p.id === t.post_id)).every((t) => t.state === 'published' && t.sent === '1'),
+        `${outbox} outbox rows`,
+      ],
     ];
     process.stdout.write(`\nload: ${loadSeconds.toFixed(0)} s, ${CLIENTS} clients, ${tally.sent} requests\n`);
-    process.stdout.write(`answers: ${[...tally.byStatus].sort().map(([s, n]) => `${s}: ${n}`).join(', ')}\n`);
+    process.stdout.write(
+      `answers: ${[...tally.byStatus]
+        .sort()
+        .map(([s, n]) => `${s}: ${n}`)
+        .join(', ')}\n`,
+    );
     for (const line of tally.fiveHundreds.slice(0, 10)) process.stdout.write(`  5xx: ${line}\n`);
     process.stdout.write(`posts acknowledged ${acknowledged.size}, deleted ${deleted.size}, published ${scheduled.length}, outbox rows ${outbox}\n\n`);
     for (const [name, ok, detail] of checks) process.stdout.write(`${ok ? 'PASS' : 'FAIL'}  ${name} (${detail})\n`);

@@ -21,7 +21,8 @@ try {
   const accepted = report.breaking.filter((change) => reasons.has(change));
   const breaking = report.breaking.filter((change) => !reasons.has(change));
   if (report.added.length > 0) console.log(`New operations (not breaking):\n  ${report.added.join('\n  ')}`);
-  if (report.notices.length > 0) console.log(`New response values (not breaking; clients must accept values they do not know):\n  ${report.notices.join('\n  ')}`);
+  if (report.notices.length > 0)
+    console.log(`New response values (not breaking; clients must accept values they do not know):\n  ${report.notices.join('\n  ')}`);
   if (accepted.length > 0) {
     const lines = accepted.map((change) => `${change}\n    (${reasons.get(change)})`);
     console.log(`Flagged but reviewed as compatible (${name(ACCEPTED_CHANGES_PATH)}):\n  ${lines.join('\n  ')}`);

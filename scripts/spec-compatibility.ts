@@ -261,7 +261,8 @@ function compareSchema(ctx: Context, oldRaw: unknown, newRaw: unknown, dir: Dire
     // The storable-text pattern refuses only text that never worked: NUL failed with a 500, and an
     // unpaired surrogate was stored as U+FFFD rather than as sent. Stating it is a fix, not a narrowing.
     const storableTextAdded = old.pattern === undefined && now.pattern === STORABLE_TEXT_PATTERN;
-    if (now.pattern !== undefined && now.pattern !== old.pattern && !storableTextAdded) at(`pattern ${show(old.pattern ?? 'none')} changed to ${show(now.pattern)}`);
+    if (now.pattern !== undefined && now.pattern !== old.pattern && !storableTextAdded)
+      at(`pattern ${show(old.pattern ?? 'none')} changed to ${show(now.pattern)}`);
     if (now.multipleOf !== undefined && now.multipleOf !== old.multipleOf) at(`multipleOf changed to ${show(now.multipleOf)}`);
     if (now.uniqueItems === true && old.uniqueItems !== true) at('items must now be unique');
     for (const k of UPPER_BOUNDS) {

@@ -30,7 +30,8 @@ export function lintForConsumers(doc: JsonObject): string[] {
     const body = resolve(doc, op.operation.requestBody);
     if (isObject(body) && isObject(body.content)) {
       for (const [mediaType, media] of Object.entries(body.content)) {
-        if (isObject(media) && isInlineStructure(media.schema)) problems.push(`${where} request body (${mediaType}): inline schema; use a $ref to components.schemas`);
+        if (isObject(media) && isInlineStructure(media.schema))
+          problems.push(`${where} request body (${mediaType}): inline schema; use a $ref to components.schemas`);
       }
     }
 

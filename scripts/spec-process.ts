@@ -19,7 +19,11 @@ export function repoBin(name: string): string {
  * Runs a command to completion, killed with SIGKILL after `timeoutMs`. Never throws for a
  * non-zero exit: the caller reads `code` and the output.
  */
-export function runBounded(command: string, args: string[], { cwd = REPO_ROOT, timeoutMs, env }: { cwd?: string; timeoutMs: number; env?: NodeJS.ProcessEnv }): Promise<RunResult> {
+export function runBounded(
+  command: string,
+  args: string[],
+  { cwd = REPO_ROOT, timeoutMs, env }: { cwd?: string; timeoutMs: number; env?: NodeJS.ProcessEnv },
+): Promise<RunResult> {
   return new Promise((resolve) => {
     execFile(
       command,

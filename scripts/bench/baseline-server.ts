@@ -57,7 +57,17 @@ const Q = {
   postStatus: 'select status from posts where id = $1 and user_id = $2',
 };
 
-type PostRow = { id: string; user_id: string; caption: string | null; first_comment: string | null; post_type: string; status: string; scheduled_at: Date | null; created_at: Date; updated_at: Date };
+type PostRow = {
+  id: string;
+  user_id: string;
+  caption: string | null;
+  first_comment: string | null;
+  post_type: string;
+  status: string;
+  scheduled_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+};
 type Rows = {
   auth: { id: string; user_id: string; expires_at: Date | null; revoked_at: Date | null };
   listPosts: PostRow;
@@ -101,7 +111,8 @@ async function caller(req: FastifyRequest, reply: FastifyReply): Promise<string 
   const hash = createHash('sha256').update(token).digest('hex');
   const { rows } = await query(pool, 'auth', [hash]);
   const key = rows[0];
-  if (!key || key.revoked_at !== null || (key.expires_at !== null && key.expires_at <= new Date())) return void reply.code(401).send({ error: 'Invalid API key' });
+  if (!key || key.revoked_at !== null || (key.expires_at !== null && key.expires_at <= new Date()))
+    return void reply.code(401).send({ error: 'Invalid API key' });
   return key.user_id;
 }
 
@@ -125,7 +136,8 @@ app.get('/api/v1/posts', async (req, reply) => {
   const q = req.query as Record<string, string | undefined>;
   const limit = q.limit === undefined ? 25 : Number(q.limit);
   const offset = q.offset === undefined ? 0 : Number(q.offset);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100 || !Number.isInteger(offset) || offset < 0) return reply.code(400).send({ error: 'Invalid request' });
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100 || !Number.isInteger(offset) || offset < 0)
+    return reply.code(400).send({ error: 'Invalid request' });
   // One row more than the page says whether there is a next page.
   const { rows } = await query(pool, 'listPosts', [userId, limit + 1, offset]);
   const page = rows.slice(0, limit);
@@ -176,7 +188,15 @@ app.get('/api/v1/accounts', async (req, reply) => {
   if (userId === undefined) return reply;
   const { rows } = await query(pool, 'accounts', [userId]);
   return {
-    data: rows.map((a) => ({ id: a.id, platform: a.platform, username: a.username, displayName: a.display_name, mode: a.mode, health: a.health, healthMessage: a.health_message })),
+    data: rows.map((a) => ({
+      id: a.id,
+      platform: a.platform,
+      username: a.username,
+      displayName: a.display_name,
+      mode: a.mode,
+      health: a.health,
+      healthMessage: a.health_message,
+    })),
   };
 });
 

@@ -49,9 +49,16 @@ export async function runLoad(url: string, key: string, request: LoadRequest, co
   const seconds = (performance.now() - start) / 1000;
   const failed = result.non2xx + result.errors + result.timeouts;
   if (failed > 0) {
-    throw new Error(`${request.method} ${request.paths[0]}: ${result.non2xx} non-2xx answers, ${result.errors} errors, ${result.timeouts} timeouts (${JSON.stringify(result.statusCodeStats)})`);
+    throw new Error(
+      `${request.method} ${request.paths[0]}: ${result.non2xx} non-2xx answers, ${result.errors} errors, ${result.timeouts} timeouts (${JSON.stringify(result.statusCodeStats)})`,
+    );
   }
-  return { requestsPerSecond: result.requests.total / seconds, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), requests: result.requests.total };
+  return {
+    requestsPerSecond: result.requests.total / seconds,
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+    requests: result.requests.total,
+  };
 }
 
 /** The nearest-rank percentile of `values` (in any order); `p` from 0 to 1. */

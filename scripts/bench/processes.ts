@@ -62,7 +62,10 @@ export function postgresProcesses(backendPid: number): number[] {
 /** A Postgres server's processes: its postmaster and every child of it. */
 export function serverProcesses(postmaster: number): number[] {
   try {
-    const children = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+    const children = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
     return [postmaster, ...children];
   } catch {
     return [postmaster];

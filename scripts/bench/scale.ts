@@ -35,7 +35,7 @@ interface Latency {
 /** One request at a time for READ_SECONDS, each timed to the microsecond (autocannon counts whole milliseconds). */
 async function sequentialLatency(url: string, key: string): Promise<Latency> {
   const times: number[] = [];
-  for (const until = performance.now() + READ_SECONDS * 1000; performance.now() < until; ) {
+  for (const until = performance.now() + READ_SECONDS * 1000; performance.now() < until;) {
     const start = performance.now();
     const res = await fetch(url, { headers: { authorization: `Bearer ${key}` } });
     await res.arrayBuffer();

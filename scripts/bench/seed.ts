@@ -41,7 +41,11 @@ export async function seed(client: pg.Client, userKey: string, posts: number, op
   const key = `hrld_bench_${userKey}_${'k'.repeat(32)}`;
   await client.query('begin');
   await client.query(`insert into users (id, name) values ($1, 'Bench user') on conflict do nothing`, [userId]);
-  await client.query(`insert into api_keys (id, user_id, key_hash) values ($1, $2, $3) on conflict do nothing`, [seededId('key', userKey), userId, hashApiKey(key)]);
+  await client.query(`insert into api_keys (id, user_id, key_hash) values ($1, $2, $3) on conflict do nothing`, [
+    seededId('key', userKey),
+    userId,
+    hashApiKey(key),
+  ]);
   await client.query(`insert into organizations (id, name) values ($1, 'Bench org') on conflict do nothing`, [orgId]);
   await client.query(`insert into memberships (org_id, user_id) values ($1, $2) on conflict do nothing`, [orgId, userId]);
   const platforms = ['x', 'bluesky', 'linkedin', 'mastodon', 'threads'];
@@ -68,7 +72,13 @@ export async function seed(client: pg.Client, userKey: string, posts: number, op
 }
 
 /** `count` posts of one user, each with its targets on `accountIds` and `mediaIds` attached (no contents: listing alone reads none). */
-async function insertPosts(client: pg.Client, userId: string, tag: string, count: number, contents: { accountIds: string[]; mediaIds: string[] } | null): Promise<void> {
+async function insertPosts(
+  client: pg.Client,
+  userId: string,
+  tag: string,
+  count: number,
+  contents: { accountIds: string[]; mediaIds: string[] } | null,
+): Promise<void> {
   await client.query(
     `insert into posts (id, user_id, caption, post_type, status, scheduled_at, created_at, updated_at)
      select ${sqlId('post', `$2 || '/' || g`)}, $1, 'Release notes ' || g || ': https://example.com/releases/' || g, 'post',

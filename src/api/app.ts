@@ -1,5 +1,12 @@
 import multipart from '@fastify/multipart';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
 import type { Bindings, ChildLoggerOptions } from 'pino';
 import { loadSpecification, REFERENCE_HTML_PATH } from './contract/specification.js';
@@ -41,7 +48,8 @@ class AnsweredOnly extends LogController {
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (error || this.lines === undefined) super.requestCompleted(error, request, reply);
-    else if (!this.isLogDisabled(request)) this.lines.info({ reqId: request.id, req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+    else if (!this.isLogDisabled(request))
+      this.lines.info({ reqId: request.id, req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
   }
 }
 

@@ -156,7 +156,9 @@ export function answerClientError(err: Error & { code?: string }, socket: Duplex
   const { status, reason, error } = CLIENT_ERRORS[err.code ?? ''] ?? MALFORMED;
   const body = JSON.stringify({ error });
   if (socket.writable) {
-    socket.write(`HTTP/1.1 ${status} ${reason}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`);
+    socket.write(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,
+    );
   }
   socket.destroy();
 }

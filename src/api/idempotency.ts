@@ -128,7 +128,7 @@ const KEEP_RETRY_FOR_MS = IDEMPOTENCY_LOCK_MS - 10_000;
 
 async function keepLater(keep: () => Promise<void>, req: FastifyRequest): Promise<void> {
   req.log.warn('database not available to keep an Idempotency-Key; retrying in the background');
-  for (const until = Date.now() + KEEP_RETRY_FOR_MS; Date.now() < until; ) {
+  for (const until = Date.now() + KEEP_RETRY_FOR_MS; Date.now() < until;) {
     await new Promise((resolve) => setTimeout(resolve, KEEP_RETRY_MS).unref());
     try {
       await keep();
@@ -145,12 +145,18 @@ async function keepLater(keep: () => Promise<void>, req: FastifyRequest): Promis
  * and spacing do not count) or, for a streamed body, what its operation received.
  */
 function fingerprint(req: FastifyRequest, body: unknown): string {
-  return createHash('sha256').update(JSON.stringify({ path: req.url.split('?')[0], query: req.query, body: canonical(body) })).digest('base64url');
+  return createHash('sha256')
+    .update(JSON.stringify({ path: req.url.split('?')[0], query: req.query, body: canonical(body) }))
+    .digest('base64url');
 }
 
 /** The value with object keys sorted, so equal JSON values serialise alike. */
 function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical((value as Record<string, unknown>)[k])]));
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((k) => [k, canonical((value as Record<string, unknown>)[k])]),
+  );
 }

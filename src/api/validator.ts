@@ -28,7 +28,8 @@ function createAjv(coerceTypes: Options['coerceTypes']): Ajv {
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const bodyAjv = createAjv(false);
   const textAjv = createAjv('array');
-  return ({ schema, httpPart }) => onFirstUse(() => (httpPart === 'body' ? bodyAjv.compile(schema as object) : plainNumbersOnly(textAjv.compile(schema as object))));
+  return ({ schema, httpPart }) =>
+    onFirstUse(() => (httpPart === 'body' ? bodyAjv.compile(schema as object) : plainNumbersOnly(textAjv.compile(schema as object))));
 }
 
 /**

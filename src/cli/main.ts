@@ -30,15 +30,23 @@ const program = new Command('herald')
     new Command('org').description('organizations').addCommand(orgCreateCommand()).addCommand(orgAddMemberCommand()).addCommand(orgRemoveMemberCommand()),
   )
   .addCommand(new Command('key').description('API keys').addCommand(keyCreateCommand()).addCommand(keyListCommand()).addCommand(keyRevokeCommand()))
-  .addCommand(
-    new Command('account').description('connected accounts').addCommand(accountConnectCommand()).addCommand(accountDisconnectCommand()),
-  )
+  .addCommand(new Command('account').description('connected accounts').addCommand(accountConnectCommand()).addCommand(accountDisconnectCommand()))
   .addCommand(new Command('media').description('media assets').addCommand(mediaAddCommand()))
   .addCommand(demoCommand());
 
 /** Commander's own errors (unknown flag, missing value) become one line too, on every subcommand. */
 function oneLineErrors(command: Command): void {
-  command.configureOutput({ outputError: (text, write) => write(`herald: ${text.trim().replace(/^error: /, '').split('\n')[0]}\n`) });
+  command.configureOutput({
+    outputError: (text, write) =>
+      write(
+        `herald: ${
+          text
+            .trim()
+            .replace(/^error: /, '')
+            .split('\n')[0]
+        }\n`,
+      ),
+  });
   command.commands.forEach(oneLineErrors);
 }
 oneLineErrors(program);

@@ -12,10 +12,7 @@ export interface CommandDatabase {
  * Opens the configured database, runs one command, prints its result as one JSON object on stdout
  * and closes the database. Any failure is one line on stderr and a non-zero exit.
  */
-export async function runCommand(
-  action: (ctx: CommandDatabase) => Promise<object>,
-  options: { requireMigrated?: boolean } = {},
-): Promise<void> {
+export async function runCommand(action: (ctx: CommandDatabase) => Promise<object>, options: { requireMigrated?: boolean } = {}): Promise<void> {
   try {
     const env = readEnvironment();
     const handle = await openDatabase(env);

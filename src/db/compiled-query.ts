@@ -14,7 +14,9 @@ class Slot {
  * and build the same statement whatever it is given. Both backends compile with Kysely's Postgres
  * compiler, so the first database a query meets compiles it for all.
  */
-export function compiledOnce<A extends unknown[], O>(build: (db: Kysely<Database>, ...args: A) => Compilable<O>): (db: Kysely<Database>, ...args: A) => Promise<O[]> {
+export function compiledOnce<A extends unknown[], O>(
+  build: (db: Kysely<Database>, ...args: A) => Compilable<O>,
+): (db: Kysely<Database>, ...args: A) => Promise<O[]> {
   let compiled: { sql: string; parameters: readonly unknown[] } | undefined;
   return async (db, ...args) => {
     compiled ??= build(db, ...(args.map((_, i) => new Slot(i)) as A)).compile();

@@ -64,7 +64,18 @@ export function openPostgres(connectionString: string, onConnectionError: (err: 
       await db.destroy();
       await Promise.all(closing);
     },
-    listen: (channel, handlers) => listenOnPostgres({ connectionString, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true, ...(server === undefined ? {} : { application_name: server.sessionName }) }, channel, handlers, server?.sessionStart),
+    listen: (channel, handlers) =>
+      listenOnPostgres(
+        {
+          connectionString,
+          connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+          keepAlive: true,
+          ...(server === undefined ? {} : { application_name: server.sessionName }),
+        },
+        channel,
+        handlers,
+        server?.sessionStart,
+      ),
   };
 }
 

@@ -111,7 +111,7 @@ export class EmbeddedServer {
         // This process's sessions are closed, but their backends may still be exiting, holding the shared lock
         // and counted below: wait them out (milliseconds), so two processes leaving together do not each take
         // the other's exiting sessions for a client that stays.
-        for (const deadline = Date.now() + OWN_EXIT_MS; ; ) {
+        for (const deadline = Date.now() + OWN_EXIT_MS; ;) {
           const own = await client.query<{ n: number }>('select count(*)::int as n from pg_stat_activity where application_name = $1', [SESSION_NAME]);
           if (own.rows[0]?.n === 0 || Date.now() > deadline) break;
           await new Promise((resolve) => setTimeout(resolve, POLL_MS));
@@ -254,7 +254,10 @@ export class EmbeddedServer {
     } finally {
       await log.close();
     }
-    const text = await readFile(this.logFile, 'utf8').then((all) => all.slice(logged), () => '');
+    const text = await readFile(this.logFile, 'utf8').then(
+      (all) => all.slice(logged),
+      () => '',
+    );
     const errors = text.split('\n').filter((line) => /\b(FATAL|PANIC|DETAIL):/.test(line));
     return spawnError ?? (errors.map((line) => line.replace(/^.*?\b(FATAL|PANIC|DETAIL):\s+/, '')).join(' ') || 'it exited');
   }
@@ -266,7 +269,9 @@ async function binaries(): Promise<{ initdb: string; postgres: string }> {
   try {
     return (await import(name)) as { initdb: string; postgres: string };
   } catch (err) {
-    throw new Error(`No embedded PostgreSQL for ${process.platform}-${process.arch} (npm package ${name}): set DATABASE_URL to use a PostgreSQL server`, { cause: err });
+    throw new Error(`No embedded PostgreSQL for ${process.platform}-${process.arch} (npm package ${name}): set DATABASE_URL to use a PostgreSQL server`, {
+      cause: err,
+    });
   }
 }
 
@@ -296,7 +301,12 @@ function serverRunner(): Promise<Runner> {
     if (process.getuid?.() !== 0) return { ...found, command: direct };
     const account = await postgresAccount();
     const mapped = ['--user', `--map-user=${account.uid}`, `--map-group=${account.gid}`, '--'];
-    if (await run('unshare', [...mapped, 'true']).then(() => true, () => false)) {
+    if (
+      await run('unshare', [...mapped, 'true']).then(
+        () => true,
+        () => false,
+      )
+    ) {
       return { ...found, command: (binary, args) => ['unshare', [...mapped, binary, ...args]] };
     }
     return { ...(await reachableCopy(found)), command: direct, account };
@@ -313,7 +323,10 @@ async function postgresAccount(): Promise<{ uid: number; gid: number }> {
     return await ids();
   } catch {
     await run('useradd', ['--system', '--user-group', '--no-create-home', SUPERUSER]).catch((err: unknown) => {
-      throw new Error('Herald runs as root, which PostgreSQL refuses, and could not create the user postgres to run it as: create that user, or run Herald as another user', { cause: err });
+      throw new Error(
+        'Herald runs as root, which PostgreSQL refuses, and could not create the user postgres to run it as: create that user, or run Herald as another user',
+        { cause: err },
+      );
     });
     return ids();
   }
@@ -330,7 +343,8 @@ async function reachableCopy(found: { initdb: string; postgres: string }): Promi
   const usable = async () => {
     const info = await stat(home).catch(() => undefined);
     if (info === undefined) return false;
-    if (info.uid !== 0 || (info.mode & 0o022) !== 0) throw new Error(`${home} is not root's own (owned by uid ${info.uid}, mode ${(info.mode & 0o777).toString(8)}): remove it, or set DATABASE_URL`);
+    if (info.uid !== 0 || (info.mode & 0o022) !== 0)
+      throw new Error(`${home} is not root's own (owned by uid ${info.uid}, mode ${(info.mode & 0o777).toString(8)}): remove it, or set DATABASE_URL`);
     return exists(join(home, 'native', 'bin', 'postgres'));
   };
   if (!(await usable())) {

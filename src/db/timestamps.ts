@@ -32,7 +32,8 @@ function parseOther(text: string): Date {
  */
 export function parseTimestamptz(text: string): Date {
   const length = text.length;
-  if (length < 22 || text[4] !== '-' || text[7] !== '-' || (text[10] !== ' ' && text[10] !== 'T') || text[13] !== ':' || text[16] !== ':') return parseOther(text);
+  if (length < 22 || text[4] !== '-' || text[7] !== '-' || (text[10] !== ' ' && text[10] !== 'T') || text[13] !== ':' || text[16] !== ':')
+    return parseOther(text);
   const year = digitsAt(text, 0, 4);
   let i = 19;
   let milliseconds = 0;
@@ -48,8 +49,17 @@ export function parseTimestamptz(text: string): Date {
   if (year < 1000 || sign === 0 || (rest !== 2 && rest !== 5 && rest !== 8) || (rest > 2 && text[i + 3] !== ':') || (rest > 5 && text[i + 6] !== ':')) {
     return parseOther(text);
   }
-  const offsetSeconds = digitsAt(text, i + 1, i + 3) * 3600 + (rest > 2 ? digitsAt(text, i + 4, i + 6) * 60 : 0) + (rest > 5 ? digitsAt(text, i + 7, i + 9) : 0);
-  const utc = Date.UTC(year, digitsAt(text, 5, 7) - 1, digitsAt(text, 8, 10), digitsAt(text, 11, 13), digitsAt(text, 14, 16), digitsAt(text, 17, 19), milliseconds);
+  const offsetSeconds =
+    digitsAt(text, i + 1, i + 3) * 3600 + (rest > 2 ? digitsAt(text, i + 4, i + 6) * 60 : 0) + (rest > 5 ? digitsAt(text, i + 7, i + 9) : 0);
+  const utc = Date.UTC(
+    year,
+    digitsAt(text, 5, 7) - 1,
+    digitsAt(text, 8, 10),
+    digitsAt(text, 11, 13),
+    digitsAt(text, 14, 16),
+    digitsAt(text, 17, 19),
+    milliseconds,
+  );
   const time = utc - sign * offsetSeconds * 1000;
   return Number.isNaN(time) ? parseOther(text) : new Date(time);
 }

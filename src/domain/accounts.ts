@@ -1,5 +1,11 @@
 import type { Kysely } from 'kysely';
-import { disconnectAccount as setDisconnected, insertAccount, selectAccountAccess, selectActiveAccountsForUser, type ReachableAccount } from '../db/queries/accounts.js';
+import {
+  disconnectAccount as setDisconnected,
+  insertAccount,
+  selectAccountAccess,
+  selectActiveAccountsForUser,
+  type ReachableAccount,
+} from '../db/queries/accounts.js';
 import type { Database } from '../db/schema.js';
 import type { Account, AccountList } from './api-types.js';
 import { DomainError } from './errors.js';

@@ -24,10 +24,22 @@ export type ConnectionDeps = Pick<Dependencies, 'db' | 'vault' | 'oauth' | 'call
  */
 export async function startConnection(deps: ConnectionDeps, userId: string, input: ConnectionStartInput, now: Date): Promise<Connection> {
   if (input.returnUrl !== undefined && !isHttpUrl(input.returnUrl)) {
-    throw invalidRequest([{ code: 'invalid_string', expected: 'an absolute http or https URL', received: input.returnUrl, path: ['returnUrl'], message: 'returnUrl must be an absolute http or https URL' }]);
+    throw invalidRequest([
+      {
+        code: 'invalid_string',
+        expected: 'an absolute http or https URL',
+        received: input.returnUrl,
+        path: ['returnUrl'],
+        message: 'returnUrl must be an absolute http or https URL',
+      },
+    ]);
   }
   const platform = livePlatform(input.platform);
-  if (platform === undefined) throw new DomainError('not_allowed', `${displayNameOf(input.platform)} accounts cannot be connected live yet; connect a sandbox account with POST /api/v1/accounts`);
+  if (platform === undefined)
+    throw new DomainError(
+      'not_allowed',
+      `${displayNameOf(input.platform)} accounts cannot be connected live yet; connect a sandbox account with POST /api/v1/accounts`,
+    );
   if (platform.connects === 'credentials') throw new DomainError('not_allowed', `${input.platform} connects with credentials: use POST /api/v1/accounts`);
   const consent = deps.oauth[platform.id];
   if (consent === undefined) throw new DomainError('not_allowed', `Platform not configured: set ${appVariables(platform).join(' and ')} on the server`);

@@ -56,7 +56,12 @@ export async function scheduleDemoPost(db: Kysely<Database>, seed: DemoSeed, bas
   const { id } = await createPost(
     db,
     seed.userId,
-    { accountIds: seed.accounts.filter((a) => a.platform !== 'instagram').map((a) => a.id), caption: 'Hello from Herald: this post was scheduled a minute ahead.', postType: 'post', scheduledAt },
+    {
+      accountIds: seed.accounts.filter((a) => a.platform !== 'instagram').map((a) => a.id),
+      caption: 'Hello from Herald: this post was scheduled a minute ahead.',
+      postType: 'post',
+      scheduledAt,
+    },
     now,
   );
   return { postId: id, scheduledAt, curl: `curl -s -H 'Authorization: Bearer ${seed.key}' ${baseUrl}/api/v1/posts/${id}` };

@@ -53,7 +53,8 @@ export async function claimIdempotencyKey(
     if (!expired && row.state === 'done' && row.status_code !== null && row.body !== null) {
       return { kind: 'replay', statusCode: row.status_code, body: row.sealed ? vault.open<SealedAnswer>(row.body).body : row.body };
     }
-    if (!expired && row.locked_until > now) return { kind: 'in_progress', retryAfterSeconds: Math.max(1, Math.ceil((row.locked_until.getTime() - now.getTime()) / 1000)) };
+    if (!expired && row.locked_until > now)
+      return { kind: 'in_progress', retryAfterSeconds: Math.max(1, Math.ceil((row.locked_until.getTime() - now.getTime()) / 1000)) };
     if (row === undefined) {
       if (!(await insertKeyIfAbsent(trx, scope, claim, fingerprint, lockedUntil, expiresAt))) return { kind: 'in_progress', retryAfterSeconds: 1 };
     } else {

@@ -14,7 +14,6 @@ import { requireOrganization, requireUser } from './users.js';
 
 export type AccountOwner = { userId: string } | { orgId: string };
 
-
 export interface LiveConnectDeps {
   db: Kysely<Database>;
   vault: CredentialVault;
@@ -29,7 +28,11 @@ export interface LiveConnectDeps {
  * (the same platform account) refreshes its credentials and health and keeps its id, so posts
  * that target it keep working after a reconnect.
  */
-export async function connectAccountFor(deps: LiveConnectDeps, owner: AccountOwner, input: AccountConnectInput): Promise<{ account: Account; created: boolean }> {
+export async function connectAccountFor(
+  deps: LiveConnectDeps,
+  owner: AccountOwner,
+  input: AccountConnectInput,
+): Promise<{ account: Account; created: boolean }> {
   const problems = connectProblems(input);
   if (problems.length > 0) throw invalidRequest(problems);
   await ('userId' in owner ? requireUser(deps.db, owner.userId) : requireOrganization(deps.db, owner.orgId));
@@ -86,8 +89,7 @@ export async function storeConnectedAccount(
   const problem = profileProblem(connected);
   if (problem !== null) throw new DomainError('platform_unreachable', `Platform error: ${platform} answered a profile Herald cannot store: ${problem}`);
   const sealed = deps.vault.seal(connected.credentials as object);
-  const existing =
-    (await findLiveAccount(deps.db, owners, platform, connected.platformUserId)) ?? (await formerAccount(deps, owners, platform, connected));
+  const existing = (await findLiveAccount(deps.db, owners, platform, connected.platformUserId)) ?? (await formerAccount(deps, owners, platform, connected));
   if (existing !== undefined) {
     const row = await updateAccountCredentials(deps.db, existing.id, {
       credentials: sealed,
@@ -129,7 +131,12 @@ function profileProblem(connected: ConnectedAccount<unknown>): string | null {
  * The owner's account stored under the platform's former, not unique, id for this account, when
  * its stored service URL is this one's; accounts on other services that share the id stay apart.
  */
-async function formerAccount(deps: Pick<LiveConnectDeps, 'db' | 'vault'>, owners: Parameters<typeof findLiveAccount>[1], platform: string, connected: ConnectedAccount<unknown>) {
+async function formerAccount(
+  deps: Pick<LiveConnectDeps, 'db' | 'vault'>,
+  owners: Parameters<typeof findLiveAccount>[1],
+  platform: string,
+  connected: ConnectedAccount<unknown>,
+) {
   const serviceKey = serviceKeyOf(platform);
   if (connected.formerPlatformUserId === undefined || serviceKey === undefined) return undefined;
   const former = await findLiveAccount(deps.db, owners, platform, connected.formerPlatformUserId);
@@ -159,12 +166,26 @@ function connectProblems(input: AccountConnectInput): ErrorDetail[] {
   }
   const platform = livePlatform(input.platform);
   if (platform?.connects === 'oauth') {
-    problems.push(custom(['credentials'], 'absent', 'an object', `${input.platform} accounts connect through the platform's consent page: start with POST /api/v1/connections`));
+    problems.push(
+      custom(
+        ['credentials'],
+        'absent',
+        'an object',
+        `${input.platform} accounts connect through the platform's consent page: start with POST /api/v1/connections`,
+      ),
+    );
     return problems;
   }
   if (platform === undefined) {
     const ids = credentialPlatforms().map((p) => p.id);
-    problems.push(custom(['platform'], ids.join(' or '), input.platform, `Only ${ids.join(' and ')} accounts can be connected live with credentials; connect a sandbox account instead`));
+    problems.push(
+      custom(
+        ['platform'],
+        ids.join(' or '),
+        input.platform,
+        `Only ${ids.join(' and ')} accounts can be connected live with credentials; connect a sandbox account instead`,
+      ),
+    );
     return problems;
   }
   const given = input.credentials as Record<string, string>;
@@ -174,7 +195,13 @@ function connectProblems(input: AccountConnectInput): ErrorDetail[] {
   }
   for (const key of Object.keys(given)) {
     if (!keys.includes(key)) {
-      problems.push({ code: 'unrecognized_keys', expected: 'never', received: key, path: ['credentials', key], message: `${input.platform} takes no '${key}'` });
+      problems.push({
+        code: 'unrecognized_keys',
+        expected: 'never',
+        received: key,
+        path: ['credentials', key],
+        message: `${input.platform} takes no '${key}'`,
+      });
     }
   }
   return problems;

@@ -31,7 +31,12 @@ export async function createOrganization(db: Kysely<Database>, name: string, own
  * set (owners may also disconnect those accounts). Adding a member again keeps their role unless
  * `owner` makes them an owner.
  */
-export async function addMember(db: Kysely<Database>, orgId: string, userId: string, owner = false): Promise<{ orgId: string; userId: string; role: MembershipRole }> {
+export async function addMember(
+  db: Kysely<Database>,
+  orgId: string,
+  userId: string,
+  owner = false,
+): Promise<{ orgId: string; userId: string; role: MembershipRole }> {
   await requireOrganization(db, orgId);
   await requireUser(db, userId);
   const role = await upsertMembership(db, orgId, userId, owner ? 'owner' : null);

@@ -44,12 +44,14 @@ export function keepHouseEvery(deps: Dependencies): { stop(): Promise<void> } {
   let timer: NodeJS.Timeout;
   const plan = (ms: number) => {
     timer = setTimeout(() => {
-      running = keepHouse(deps).then(
-        () => {},
-        (error: unknown) => deps.log.error({ errorName: errorName(error) }, 'housekeeping failed; it runs again at its next time'),
-      ).finally(() => {
-        if (!stopped) plan(HOUSEKEEPING_INTERVAL_MS);
-      });
+      running = keepHouse(deps)
+        .then(
+          () => {},
+          (error: unknown) => deps.log.error({ errorName: errorName(error) }, 'housekeeping failed; it runs again at its next time'),
+        )
+        .finally(() => {
+          if (!stopped) plan(HOUSEKEEPING_INTERVAL_MS);
+        });
     }, ms);
     timer.unref();
   };

@@ -60,14 +60,24 @@ export async function startWorker(deps: Dependencies, concurrency: number, annou
     return { lanes, watch };
   };
   const loops = [
-    dueLoop('posts', concurrency, async () => {
-      const taken = await takeNextDuePost(deps);
-      return typeof taken === 'string' ? taken : () => taken.publish();
-    }, (after) => selectSoonestPostCheckAfter(deps.db, after)),
-    dueLoop('deliveries', DELIVERY_LANES, async () => {
-      const taken = await takeNextDueDelivery(deps);
-      return typeof taken === 'string' ? taken : () => taken.send();
-    }, (after) => selectSoonestDeliveryDueAfter(deps.db, after)),
+    dueLoop(
+      'posts',
+      concurrency,
+      async () => {
+        const taken = await takeNextDuePost(deps);
+        return typeof taken === 'string' ? taken : () => taken.publish();
+      },
+      (after) => selectSoonestPostCheckAfter(deps.db, after),
+    ),
+    dueLoop(
+      'deliveries',
+      DELIVERY_LANES,
+      async () => {
+        const taken = await takeNextDueDelivery(deps);
+        return typeof taken === 'string' ? taken : () => taken.send();
+      },
+      (after) => selectSoonestDeliveryDueAfter(deps.db, after),
+    ),
   ];
   // An announcement does not say what came due: both kinds look, each one step of its own index.
   const dueAt = (at: number) => {

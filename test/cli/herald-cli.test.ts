@@ -62,14 +62,36 @@ describe('herald CLI', { timeout: 180_000 }, () => {
     const revoked = json(await herald(['key', 'revoke', '--id', key.id], env));
     expect(revoked).toEqual({ id: key.id, revokedAt: stringMatching(/Z$/) });
 
-    const own = json<{ id: string }>(await herald(['account', 'connect', '--platform', 'x', '--username', 'ada', '--display-name', 'Ada', '--user', user.id], env));
+    const own = json<{ id: string }>(
+      await herald(['account', 'connect', '--platform', 'x', '--username', 'ada', '--display-name', 'Ada', '--user', user.id], env),
+    );
     expect(own).toEqual({ id: ID('acc') });
     const shared = json<{ id: string }>(await herald(['account', 'connect', '--platform', 'linkedin', '--username', 'acme', '--org', org.id], env));
     const gone = json<{ id: string }>(await herald(['account', 'disconnect', '--id', shared.id], env));
     expect(gone).toEqual({ id: shared.id, disconnectedAt: stringMatching(/Z$/) });
 
     const video = json(
-      await herald(['media', 'add', '--user', user.id, '--kind', 'video', '--mime', 'video/mp4', '--bytes', '1000', '--width', '1080', '--height', '1920', '--duration-ms', '15000'], env),
+      await herald(
+        [
+          'media',
+          'add',
+          '--user',
+          user.id,
+          '--kind',
+          'video',
+          '--mime',
+          'video/mp4',
+          '--bytes',
+          '1000',
+          '--width',
+          '1080',
+          '--height',
+          '1920',
+          '--duration-ms',
+          '15000',
+        ],
+        env,
+      ),
     );
     expect(video).toEqual({ id: ID('med') });
 
@@ -92,10 +114,22 @@ describe('herald CLI', { timeout: 180_000 }, () => {
     const cases: [string[], string][] = [
       [['account', 'connect', '--platform', 'myspace', '--username', 'a', '--user', 'usr_x'], 'herald: Unknown platform: myspace'],
       [['account', 'connect', '--platform', 'x', '--username', 'a'], 'herald: one of --user or --org is required'],
-      [['account', 'connect', '--platform', 'x', '--username', 'a', '--user', 'u', '--org', 'o'], "herald: option '--user <id>' cannot be used with option '--org <id>'"],
-      [['media', 'add', '--user', 'usr_x', '--kind', 'gif', '--mime', 'image/gif', '--bytes', '1'], "herald: option '--kind <kind>' argument 'gif' is invalid. Expected image or video."],
-      [['media', 'add', '--user', 'usr_x', '--kind', 'image', '--mime', 'image/png', '--bytes', '-1'], "herald: option '--bytes <n>' argument '-1' is invalid. Expected a non-negative integer."],
-      [['key', 'create', '--user', 'usr_x', '--expires-at', '2001-01-01T00:00:00Z'], "herald: option '--expires-at <iso8601>' argument '2001-01-01T00:00:00Z' is invalid. Expected a time in the future."],
+      [
+        ['account', 'connect', '--platform', 'x', '--username', 'a', '--user', 'u', '--org', 'o'],
+        "herald: option '--user <id>' cannot be used with option '--org <id>'",
+      ],
+      [
+        ['media', 'add', '--user', 'usr_x', '--kind', 'gif', '--mime', 'image/gif', '--bytes', '1'],
+        "herald: option '--kind <kind>' argument 'gif' is invalid. Expected image or video.",
+      ],
+      [
+        ['media', 'add', '--user', 'usr_x', '--kind', 'image', '--mime', 'image/png', '--bytes', '-1'],
+        "herald: option '--bytes <n>' argument '-1' is invalid. Expected a non-negative integer.",
+      ],
+      [
+        ['key', 'create', '--user', 'usr_x', '--expires-at', '2001-01-01T00:00:00Z'],
+        "herald: option '--expires-at <iso8601>' argument '2001-01-01T00:00:00Z' is invalid. Expected a time in the future.",
+      ],
       [['key', 'create', '--user', 'usr_nobody'], 'herald: User not found: usr_nobody'],
       [['key', 'revoke', '--id', 'key_nobody'], 'herald: API key not found: key_nobody'],
       [['org', 'create'], "herald: required option '--name <name>' not specified"],
@@ -171,7 +205,11 @@ describe('herald CLI', { timeout: 180_000 }, () => {
       const owner = json<{ id: string }>(await herald(['user', 'create', '--name', 'Olga'], env));
       const member = json<{ id: string }>(await herald(['user', 'create', '--name', 'Max'], env));
       const org = json<{ id: string }>(await herald(['org', 'create', '--name', 'Acme', '--owner', owner.id], env));
-      expect(json(await herald(['org', 'add-member', '--org', org.id, '--user', member.id], env))).toEqual({ orgId: org.id, userId: member.id, role: 'member' });
+      expect(json(await herald(['org', 'add-member', '--org', org.id, '--user', member.id], env))).toEqual({
+        orgId: org.id,
+        userId: member.id,
+        role: 'member',
+      });
       const shared = json<{ id: string }>(await herald(['account', 'connect', '--platform', 'linkedin', '--username', 'acme', '--org', org.id], env));
       const ownerKey = json<{ key: string }>(await herald(['key', 'create', '--user', owner.id], env));
       const memberKey = json<{ id: string; key: string }>(await herald(['key', 'create', '--user', member.id], env));
@@ -188,7 +226,11 @@ describe('herald CLI', { timeout: 180_000 }, () => {
       const refused = await fetchChecked(server.url, 'DELETE', `/api/v1/accounts/${shared.id}`, { key: memberKey.key });
       expect(refused).toMatchObject({ status: 403, body: { error: "Only an owner of the account's organization can disconnect it" } });
 
-      expect(json(await herald(['org', 'remove-member', '--org', org.id, '--user', member.id], env))).toEqual({ orgId: org.id, userId: member.id, role: 'member' });
+      expect(json(await herald(['org', 'remove-member', '--org', org.id, '--user', member.id], env))).toEqual({
+        orgId: org.id,
+        userId: member.id,
+        role: 'member',
+      });
       const again = await herald(['org', 'remove-member', '--org', org.id, '--user', member.id], env);
       expect(again).toMatchObject({ code: 1, stdout: '', stderr: `herald: User ${member.id} is not a member of ${org.id}\n` });
       const detail = () => fetchChecked<Schemas['PostDetail']>(server.url, 'GET', `/api/v1/posts/${post.body.id}`, { key: memberKey.key });
@@ -197,15 +239,31 @@ describe('herald CLI', { timeout: 180_000 }, () => {
 
       await until('the post to settle', async () => (await detail()).body.status === 'failed');
       expect((await detail()).body.targets).toMatchObject([
-        { accountId: shared.id, status: 'failed', platformPostId: null, error: { category: 'auth_expired', message: "The post's owner no longer has access to this account" } },
+        {
+          accountId: shared.id,
+          status: 'failed',
+          platformPostId: null,
+          error: { category: 'auth_expired', message: "The post's owner no longer has access to this account" },
+        },
       ]);
       expect((await fetchChecked<Schemas['AccountList']>(server.url, 'GET', '/api/v1/accounts', { key: memberKey.key })).body.data).toEqual([]);
-      expect(await fetchChecked(server.url, 'DELETE', `/api/v1/accounts/${shared.id}`, { key: ownerKey.key })).toMatchObject({ status: 200, body: { success: true } });
+      expect(await fetchChecked(server.url, 'DELETE', `/api/v1/accounts/${shared.id}`, { key: ownerKey.key })).toMatchObject({
+        status: 200,
+        body: { success: true },
+      });
 
       const deputy = json<{ id: string }>(await herald(['user', 'create'], env));
-      expect(json(await herald(['org', 'add-member', '--org', org.id, '--user', deputy.id, '--owner'], env))).toEqual({ orgId: org.id, userId: deputy.id, role: 'owner' });
+      expect(json(await herald(['org', 'add-member', '--org', org.id, '--user', deputy.id, '--owner'], env))).toEqual({
+        orgId: org.id,
+        userId: deputy.id,
+        role: 'owner',
+      });
       expect(json(await herald(['org', 'add-member', '--org', org.id, '--user', deputy.id], env))).toEqual({ orgId: org.id, userId: deputy.id, role: 'owner' });
-      expect(json(await herald(['org', 'remove-member', '--org', org.id, '--user', deputy.id], env))).toEqual({ orgId: org.id, userId: deputy.id, role: 'owner' });
+      expect(json(await herald(['org', 'remove-member', '--org', org.id, '--user', deputy.id], env))).toEqual({
+        orgId: org.id,
+        userId: deputy.id,
+        role: 'owner',
+      });
       expect(json(await herald(['key', 'list', '--user', deputy.id], env))).toEqual({ keys: [] });
       for (const [args, message] of [
         [['key', 'list', '--user', 'usr_nobody'], 'herald: User not found: usr_nobody\n'],

@@ -11,7 +11,10 @@ import { repoBin, runBounded, type RunResult } from '../../scripts/spec-process.
 // compiles against the current spec, and stops compiling when the spec changes in a way that
 // breaks callers. That is what makes `npm run generate && npm run typecheck` catch such changes.
 
-type Spec = JsonObject & { paths: Record<string, JsonObject>; components: { schemas: Record<string, JsonObject & { properties: Record<string, unknown>; required?: string[] }> } };
+type Spec = JsonObject & {
+  paths: Record<string, JsonObject>;
+  components: { schemas: Record<string, JsonObject & { properties: Record<string, unknown>; required?: string[] }> };
+};
 
 const VARIANTS: Record<string, ((spec: Spec) => void) | undefined> = {
   current: undefined,
@@ -89,7 +92,10 @@ describe('the client against a changed spec', () => {
 
   it('stops compiling when an operation is removed', () => {
     // The error is reported at the call of the removed path (its wording depends on the other paths' overloads).
-    const line = readmeExample().split('\n').findIndex((text) => text.includes("herald.GET('/api/v1/accounts')")) + 1;
+    const line =
+      readmeExample()
+        .split('\n')
+        .findIndex((text) => text.includes("herald.GET('/api/v1/accounts')")) + 1;
     expect(line).toBeGreaterThan(0);
     expect(errorsOf('removedOperation').join('\n')).toMatch(new RegExp(`example\\.ts\\(${line},`));
   });

@@ -117,7 +117,9 @@ describe('the breaking-change check', () => {
     changed.paths['/api/v1/posts']!.get!.parameters?.push({ name: 'since', in: 'query', required: false, schema: { type: 'string' } });
     const list = changed.paths['/api/v1/posts']!.get!;
     (list.responses as Record<string, unknown>)['409'] = { $ref: '#/components/responses/InternalError' };
-    changed.paths['/api/v1/posts/{id}/duplicate'] = { post: { ...structuredClone(changed.paths['/api/v1/posts/{id}/publish']!.post!), operationId: 'duplicatePost' } };
+    changed.paths['/api/v1/posts/{id}/duplicate'] = {
+      post: { ...structuredClone(changed.paths['/api/v1/posts/{id}/publish']!.post!), operationId: 'duplicatePost' },
+    };
     changed.components.schemas.PostCreateInput!.properties.caption!.maxLength = 200_000;
 
     const report = compareSpecs(base, changed);

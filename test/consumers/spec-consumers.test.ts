@@ -58,7 +58,11 @@ describe('the spec for its consumers', () => {
 
     const sdk = readFileSync(join(out, 'sdk.gen.ts'), 'utf8');
     const exported = [...sdk.matchAll(/^export const (\w+) =/gm)].map((m) => m[1]);
-    expect(exported.sort()).toEqual(listOperations(loadSpec()).map((op) => op.operationId).sort());
+    expect(exported.sort()).toEqual(
+      listOperations(loadSpec())
+        .map((op) => op.operationId)
+        .sort(),
+    );
 
     // A consumer of the generated SDK, compiled with the repo's strict options (plus the DOM
     // library, which a fetch client's types need).

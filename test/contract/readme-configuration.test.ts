@@ -5,7 +5,9 @@ import { CONFIGURATION, readEnvironment } from '../../src/cli/wiring/configurati
 
 const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
 const section = readme.slice(readme.indexOf('## Configuration'));
-const rows = new Map([...section.matchAll(/^\| `([A-Z0-9_]+)` \| ([^|]+) \| ([^|]+) \|$/gm)].map((m) => [m[1] ?? '', { defaultCell: m[2] ?? '', meaning: m[3] ?? '' }]));
+const rows = new Map(
+  [...section.matchAll(/^\| `([A-Z0-9_]+)` \| ([^|]+) \| ([^|]+) \|$/gm)].map((m) => [m[1] ?? '', { defaultCell: m[2] ?? '', meaning: m[3] ?? '' }]),
+);
 const properties = CONFIGURATION.properties as Record<string, { default?: string | number | boolean }>;
 
 // The README's configuration table against the service's one table of variables: a variable the
@@ -29,7 +31,9 @@ describe("the README's configuration table", () => {
 
 describe('the configuration table', () => {
   it('refuses a value out of bounds, naming the variable, the rule and the value', () => {
-    expect(() => readEnvironment({ PORT: '70000', HERALD_WORKER_CONCURRENCY: '0' })).toThrow('PORT must be <= 65535, got 70000; HERALD_WORKER_CONCURRENCY must be >= 1, got 0');
+    expect(() => readEnvironment({ PORT: '70000', HERALD_WORKER_CONCURRENCY: '0' })).toThrow(
+      'PORT must be <= 65535, got 70000; HERALD_WORKER_CONCURRENCY must be >= 1, got 0',
+    );
     expect(() => readEnvironment({ HERALD_WORKER: 'maybe' })).toThrow('HERALD_WORKER must be boolean, got maybe');
     expect(() => readEnvironment({ LOG_LEVEL: 'loud' })).toThrow('LOG_LEVEL must be equal to one of the allowed values, got loud');
   });

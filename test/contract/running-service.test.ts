@@ -87,7 +87,8 @@ afterAll(async () => {
 describe('the running service honours its contract', { timeout: 120_000 }, () => {
   it('answers every operation as the spec says', async () => {
     const key = ids.adaKey ?? '';
-    const call = <T = unknown>(method: string, path: string, init: Parameters<typeof fetchChecked>[3] = {}) => fetchChecked<T>(baseUrl, method, path, { key, ...init });
+    const call = <T = unknown>(method: string, path: string, init: Parameters<typeof fetchChecked>[3] = {}) =>
+      fetchChecked<T>(baseUrl, method, path, { key, ...init });
 
     const accounts = await call<Schemas['AccountList']>('GET', '/api/v1/accounts');
     expect(accounts.body.data.map((a) => a.id)).toEqual([ids.x, ids.linkedin]);
@@ -100,7 +101,9 @@ describe('the running service honours its contract', { timeout: 120_000 }, () =>
     const media = await call<Schemas['MediaList']>('GET', '/api/v1/media');
     expect(media.body.data.map((m) => m.id)).toEqual([uploaded.body.id, ids.photo]);
 
-    const draft = await call<Schemas['PostCreateResult']>('POST', '/api/v1/posts', { json: { accountIds: [ids.x, ids.linkedin], caption: 'Contract', mediaIds: [ids.photo] } });
+    const draft = await call<Schemas['PostCreateResult']>('POST', '/api/v1/posts', {
+      json: { accountIds: [ids.x, ids.linkedin], caption: 'Contract', mediaIds: [ids.photo] },
+    });
     expect(draft.body.status).toBe('draft');
     const scheduled = await call<Schemas['PostCreateResult']>('POST', '/api/v1/posts', {
       json: { accountIds: [ids.x], caption: 'Later', mediaIds: [uploaded.body.id], scheduledAt: '2099-01-01T00:00:00Z' },
@@ -130,10 +133,15 @@ describe('the running service honours its contract', { timeout: 120_000 }, () =>
     const sandbox = await call<Schemas['Account']>('POST', '/api/v1/accounts', { json: { platform: 'mastodon', username: 'ada' } });
     expect(sandbox.body).toMatchObject({ mode: 'sandbox', health: 'ok' });
     const post = await call<Schemas['PostCreateResult']>('POST', '/api/v1/posts', { json: { accountIds: [ids.x, sandbox.body.id], caption: 'Road' } });
-    const edited = await call<Schemas['PostDetail']>('PATCH', `/api/v1/posts/${post.body.id}`, { json: { caption: 'Road test', scheduledAt: '2099-01-01T00:00:00Z' } });
+    const edited = await call<Schemas['PostDetail']>('PATCH', `/api/v1/posts/${post.body.id}`, {
+      json: { caption: 'Road test', scheduledAt: '2099-01-01T00:00:00Z' },
+    });
     expect(edited.body).toMatchObject({ status: 'scheduled', caption: 'Road test' });
     expect((await call<Schemas['PostDetail']>('POST', `/api/v1/posts/${post.body.id}/publish`)).status).toBe(202);
-    const published = await waitFor(() => call<Schemas['PostDetail']>('GET', `/api/v1/posts/${post.body.id}`), (res) => res.body.status === 'published');
+    const published = await waitFor(
+      () => call<Schemas['PostDetail']>('GET', `/api/v1/posts/${post.body.id}`),
+      (res) => res.body.status === 'published',
+    );
     expect(published.body.targets.map((t) => [t.status, t.url?.startsWith('https://sandbox.herald.invalid/') ?? false])).toEqual([
       ['published', true],
       ['published', true],
@@ -148,7 +156,9 @@ describe('the running service honours its contract', { timeout: 120_000 }, () =>
     expect(hook.status).toBe(201);
     expect((await call('POST', '/api/v1/webhooks', { json: { url: 'ftp://example.com/herald', eventTypes: ['ping'] } })).status).toBe(400);
     expect((await call<Schemas['WebhookList']>('GET', '/api/v1/webhooks')).body.data.map((w) => w.id)).toEqual([hook.body.id]);
-    expect((await call<Schemas['Webhook']>('PATCH', `/api/v1/webhooks/${hook.body.id}`, { json: { description: 'Contract' } })).body.description).toBe('Contract');
+    expect((await call<Schemas['Webhook']>('PATCH', `/api/v1/webhooks/${hook.body.id}`, { json: { description: 'Contract' } })).body.description).toBe(
+      'Contract',
+    );
     const rotated = await call<Schemas['WebhookWithSecret']>('POST', `/api/v1/webhooks/${hook.body.id}/rotate-secret?overlapSeconds=60`);
     expect(rotated.body.secret).not.toBe(hook.body.secret);
     expect((await call('POST', `/api/v1/webhooks/${hook.body.id}/test`)).status).toBe(202);

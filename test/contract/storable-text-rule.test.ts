@@ -14,7 +14,12 @@ const spec = loadSpec();
  * text (an id holding NUL is simply not the caller's), and threadParts keys are account ids.
  */
 const IDS = new Set(
-  ['createPost', 'updatePost', 'validatePost'].flatMap((op) => [`${op} accountIds[]`, `${op} mediaIds[]`, `${op} accountOverrides[].accountId`, `${op} threadParts (keys)`]),
+  ['createPost', 'updatePost', 'validatePost'].flatMap((op) => [
+    `${op} accountIds[]`,
+    `${op} mediaIds[]`,
+    `${op} accountOverrides[].accountId`,
+    `${op} threadParts (keys)`,
+  ]),
 );
 
 interface TextPlace {
@@ -62,7 +67,8 @@ function requestTextPlaces(): TextPlace[] {
 
 describe('the storable-text rule', () => {
   it('is stated in the spec exactly as the domain has it', () => {
-    const caption = (spec.components as { schemas: Record<string, JsonObject & { properties: Record<string, JsonObject> }> }).schemas.PostCreateInput!.properties.caption!;
+    const caption = (spec.components as { schemas: Record<string, JsonObject & { properties: Record<string, JsonObject> }> }).schemas.PostCreateInput!
+      .properties.caption!;
     expect(caption.pattern).toBe(STORABLE_TEXT_PATTERN);
   });
 
@@ -87,7 +93,9 @@ describe('the storable-text rule', () => {
   });
 
   it('is compiled by the request validator with the u flag: a surrogate pair passes, a lone half does not', () => {
-    const validate = createValidatorCompiler()({ schema: { type: 'string', pattern: STORABLE_TEXT_PATTERN }, httpPart: 'body', method: 'POST', url: '/' }) as (v: unknown) => boolean;
+    const validate = createValidatorCompiler()({ schema: { type: 'string', pattern: STORABLE_TEXT_PATTERN }, httpPart: 'body', method: 'POST', url: '/' }) as (
+      v: unknown,
+    ) => boolean;
     expect(validate('launch \u{1F680} day')).toBe(true);
     expect(validate('\ud83d')).toBe(false);
     expect(validate('\ude80x')).toBe(false);
@@ -95,7 +103,8 @@ describe('the storable-text rule', () => {
   });
 
   it('accepts any text but NUL and unpaired surrogates', () => {
-    for (const text of ['', 'plain', 'é ü ß', '\u{1F600}\u{1F44D}\u{1F3FD}', '\uFFFD', '\uFFFF', '\u0001\u007F', 'a\ud83d\ude00b']) expect(isStorableText(text)).toBe(true);
+    for (const text of ['', 'plain', 'é ü ß', '\u{1F600}\u{1F44D}\u{1F3FD}', '\uFFFD', '\uFFFF', '\u0001\u007F', 'a\ud83d\ude00b'])
+      expect(isStorableText(text)).toBe(true);
     for (const text of ['\u0000', 'end\u0000', '\ud800', '\udbff\udbff', '\udc00\ud800', 'x\ud83dy']) expect(isStorableText(text)).toBe(false);
   });
 });

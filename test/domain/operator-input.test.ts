@@ -50,7 +50,11 @@ describe('text from the operator', () => {
     await expectRefused(() => createOrganization(database.db, 'Acme \ud800'), 'invalid_request', `Organization name ${rule}; got U+D800 at index 5`);
     const account = { platform: 'x', displayName: null, owner: { userId } };
     await expectRefused(() => connectAccount(database.db, { ...account, username: '\udc00ada' }), 'invalid_request', `Username ${rule}; got U+DC00 at index 0`);
-    await expectRefused(() => connectAccount(database.db, { ...account, username: 'ada', displayName: 'Ada\u0000' }), 'invalid_request', `Display name ${rule}; got U+0000 at index 3`);
+    await expectRefused(
+      () => connectAccount(database.db, { ...account, username: 'ada', displayName: 'Ada\u0000' }),
+      'invalid_request',
+      `Display name ${rule}; got U+0000 at index 3`,
+    );
   });
 
   it('stores emoji and other astral characters as given', async () => {

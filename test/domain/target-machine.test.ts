@@ -81,13 +81,20 @@ const failed = (overrides: Partial<Extract<PublishOutcome, { kind: 'failed' }>> 
 });
 
 /** A target as the claim leaves it for its n-th automatic attempt. */
-const attempted = (attempts: number, overrides: Partial<TargetRow> = {}) => target({ state: 'publishing', attempts, first_attempt_at: now, lease_until: at(settings.leaseMs), ...overrides });
+const attempted = (attempts: number, overrides: Partial<TargetRow> = {}) =>
+  target({ state: 'publishing', attempts, first_attempt_at: now, lease_until: at(settings.leaseMs), ...overrides });
 
 describe('a due target refused before any call', () => {
   it('fails for good when its account was disconnected', () => {
     expect(claimStep(target(), account({ disconnected_at: at(-MINUTE) }), context())).toEqual({
       kind: 'refuse',
-      values: { state: 'failed', error_category: 'auth_expired', error_message: 'The account was disconnected before this post was published', next_attempt_at: null, lease_until: null },
+      values: {
+        state: 'failed',
+        error_category: 'auth_expired',
+        error_message: 'The account was disconnected before this post was published',
+        next_attempt_at: null,
+        lease_until: null,
+      },
     });
   });
 
@@ -142,7 +149,15 @@ describe('a target the claim takes or leaves', () => {
   it('takes a pending target for its first attempt, leased, and wakes at the lease end', () => {
     expect(claimStep(target(), account(), context())).toEqual({
       kind: 'take',
-      values: { state: 'publishing', attempts: 1, lease_until: at(5 * MINUTE), first_attempt_at: now, in_doubt: false, awaiting_platform: false, next_attempt_at: null },
+      values: {
+        state: 'publishing',
+        attempts: 1,
+        lease_until: at(5 * MINUTE),
+        first_attempt_at: now,
+        in_doubt: false,
+        awaiting_platform: false,
+        next_attempt_at: null,
+      },
       nextPublishAt: null,
       wakeAt: at(5 * MINUTE),
     });
@@ -217,7 +232,12 @@ describe('the values an outcome writes', () => {
 
   it("stays publishing while the platform works, looking again at the platform's pace, or at HERALD_POLL_INTERVAL_MS when set", () => {
     const pending: PublishOutcome = { kind: 'pending', checkAfterMs: 10_000 };
-    expect(outcomeValues(settings, attempted(1), pending, now)).toEqual({ state: 'publishing', awaiting_platform: true, lease_until: at(10_000), next_attempt_at: null });
+    expect(outcomeValues(settings, attempted(1), pending, now)).toEqual({
+      state: 'publishing',
+      awaiting_platform: true,
+      lease_until: at(10_000),
+      next_attempt_at: null,
+    });
     expect(outcomeValues({ ...settings, pollIntervalMs: 250 }, attempted(1), pending, now)).toMatchObject({ lease_until: at(250) });
   });
 
@@ -237,8 +257,12 @@ describe('the values an outcome writes', () => {
   });
 
   it("waits for the platform's retryAfter when it is later than the backoff, not when sooner", () => {
-    expect(outcomeValues(settings, attempted(1), failed({ category: 'rate_limited', retryAfter: at(10 * MINUTE) }), now, () => 0).next_attempt_at).toEqual(at(10 * MINUTE));
-    expect(outcomeValues(settings, attempted(1), failed({ category: 'rate_limited', retryAfter: at(1_000) }), now, () => 0).next_attempt_at).toEqual(at(15_000));
+    expect(outcomeValues(settings, attempted(1), failed({ category: 'rate_limited', retryAfter: at(10 * MINUTE) }), now, () => 0).next_attempt_at).toEqual(
+      at(10 * MINUTE),
+    );
+    expect(outcomeValues(settings, attempted(1), failed({ category: 'rate_limited', retryAfter: at(1_000) }), now, () => 0).next_attempt_at).toEqual(
+      at(15_000),
+    );
   });
 
   it('fails for good on the last automatic attempt, counted from the last manual retry', () => {
@@ -250,7 +274,12 @@ describe('the values an outcome writes', () => {
 
   it('fails for good what is not retryable, in its category', () => {
     for (const category of ['auth_expired', 'user_content', 'media_error'] as const) {
-      expect(outcomeValues(settings, attempted(1), failed({ category, message: 'no', retryable: false }), now)).toMatchObject({ state: 'failed', next_attempt_at: null, error_category: category, error_message: 'no' });
+      expect(outcomeValues(settings, attempted(1), failed({ category, message: 'no', retryable: false }), now)).toMatchObject({
+        state: 'failed',
+        next_attempt_at: null,
+        error_category: category,
+        error_message: 'no',
+      });
     }
   });
 
@@ -264,12 +293,26 @@ describe('the values an outcome writes', () => {
 describe('outcomes the road makes itself', () => {
   it('fails for good, with no doubt, when no call went out', () => {
     const outcome = failedForGood('auth_expired', 'The account has no stored credentials; connect it again');
-    expect(outcome).toEqual({ kind: 'failed', category: 'auth_expired', message: 'The account has no stored credentials; connect it again', retryable: false, retryAfter: null, mayHaveCommitted: false, credentialsRevoked: false });
+    expect(outcome).toEqual({
+      kind: 'failed',
+      category: 'auth_expired',
+      message: 'The account has no stored credentials; connect it again',
+      retryable: false,
+      retryAfter: null,
+      mayHaveCommitted: false,
+      credentialsRevoked: false,
+    });
     expect(outcomeValues(settings, attempted(1), outcome, now)).toMatchObject({ state: 'failed', next_attempt_at: null, in_doubt: false });
   });
 
   it('retries in doubt when a publisher threw', () => {
-    expect(outcomeValues(settings, attempted(1), publisherThrew(), now, () => 0)).toMatchObject({ state: 'failed', next_attempt_at: at(15_000), in_doubt: true, error_category: 'system_error', error_message: 'Herald failed while publishing' });
+    expect(outcomeValues(settings, attempted(1), publisherThrew(), now, () => 0)).toMatchObject({
+      state: 'failed',
+      next_attempt_at: at(15_000),
+      in_doubt: true,
+      error_category: 'system_error',
+      error_message: 'Herald failed while publishing',
+    });
   });
 
   it('of a part in doubt: unknown when the platform cannot tell, retried still in doubt when it could not be asked, called when found or absent', () => {
@@ -278,8 +321,20 @@ describe('outcomes the road makes itself', () => {
     expect(outcomeValues(settings, attempted(2, { in_doubt: true }), cannotTell!, now).state).toBe('unknown');
 
     const unanswered = outcomeOfReconciliation({ kind: 'unanswered', message: 'timed out' });
-    expect(unanswered).toEqual({ kind: 'failed', category: 'platform_error', message: 'timed out', retryable: true, retryAfter: null, mayHaveCommitted: true, credentialsRevoked: false });
-    expect(outcomeValues(settings, attempted(2, { in_doubt: true }), unanswered!, now, () => 0)).toMatchObject({ state: 'failed', next_attempt_at: at(30_000), in_doubt: true });
+    expect(unanswered).toEqual({
+      kind: 'failed',
+      category: 'platform_error',
+      message: 'timed out',
+      retryable: true,
+      retryAfter: null,
+      mayHaveCommitted: true,
+      credentialsRevoked: false,
+    });
+    expect(outcomeValues(settings, attempted(2, { in_doubt: true }), unanswered!, now, () => 0)).toMatchObject({
+      state: 'failed',
+      next_attempt_at: at(30_000),
+      in_doubt: true,
+    });
 
     expect(outcomeOfReconciliation({ kind: 'absent' })).toBeNull();
     expect(outcomeOfReconciliation({ kind: 'found', part: { platformPostId: '1', url: null, cid: null } })).toBeNull();
@@ -316,7 +371,11 @@ describe("the post's next look", () => {
 
   it('moves to the soonest wake when an outcome schedules a retry', () => {
     const values = outcomeValues(settings, attempted(1), failed(), now, () => 0);
-    const targets = [target({ state: 'failed', next_attempt_at: values.next_attempt_at }), attempted(1, { lease_until: at(4 * MINUTE) }), target({ state: 'published' })];
+    const targets = [
+      target({ state: 'failed', next_attempt_at: values.next_attempt_at }),
+      attempted(1, { lease_until: at(4 * MINUTE) }),
+      target({ state: 'published' }),
+    ];
     expect(nextCheckAfterOutcome('publishing', values, failed(), targets, now)).toEqual(at(15_000));
   });
 
@@ -324,7 +383,9 @@ describe("the post's next look", () => {
     const pending: PublishOutcome = { kind: 'pending', checkAfterMs: 20_000 };
     const values = outcomeValues(settings, attempted(1), pending, now);
     expect(nextCheckAfterOutcome('publishing', values, pending, [attempted(1, { lease_until: at(20_000), awaiting_platform: true })], now)).toEqual(at(20_000));
-    expect(nextCheckAfterOutcome('publishing', values, pending, [attempted(1, { lease_until: at(20_000), awaiting_platform: true }), target()], now)).toEqual(now);
+    expect(nextCheckAfterOutcome('publishing', values, pending, [attempted(1, { lease_until: at(20_000), awaiting_platform: true }), target()], now)).toEqual(
+      now,
+    );
   });
 
   it('goes once the post is settled', () => {
@@ -345,7 +406,13 @@ describe('properties of the machine', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 30 }), fc.integer({ min: 0, max: 30 }), failure, randomValue, (automatic, before, f, r) => {
         const retryAfter = f.retryAfterMs === null ? null : at(f.retryAfterMs);
-        const values = outcomeValues(settings, attempted(before + automatic, { attempts_before_retry: before }), failed({ retryable: f.retryable, mayHaveCommitted: f.mayHaveCommitted, retryAfter }), now, () => r);
+        const values = outcomeValues(
+          settings,
+          attempted(before + automatic, { attempts_before_retry: before }),
+          failed({ retryable: f.retryable, mayHaveCommitted: f.mayHaveCommitted, retryAfter }),
+          now,
+          () => r,
+        );
         if (!f.retryable || automatic >= settings.maxAttempts) {
           expect(values.next_attempt_at).toBeNull();
           return;
@@ -362,29 +429,37 @@ describe('properties of the machine', () => {
 
   it('makes exactly maxAttempts automatic attempts of a target that keeps failing, then fails it for good', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 10 }), fc.integer({ min: 0, max: 20 }), fc.array(randomValue, { minLength: 1, maxLength: 10 }), (maxAttempts, before, randoms) => {
-        const s = { ...settings, maxAttempts };
-        let t = target({ attempts: before, attempts_before_retry: before });
-        let clock = now;
-        let calls = 0;
-        for (;;) {
-          const step = claimStep(t, account(), { now: clock, outOfReach: false, lateBy: null, settings: s });
-          expect(step.kind).toBe('take');
-          if (step.kind !== 'take') return;
-          t = { ...t, ...step.values };
-          calls += 1;
-          expect(t.attempts - t.attempts_before_retry).toBeLessThanOrEqual(maxAttempts);
-          const values = outcomeValues(s, t, failed({ mayHaveCommitted: true }), clock, () => randoms[calls % randoms.length]!);
-          t = { ...t, ...values };
-          if (values.next_attempt_at === null) break;
-          expect(settledEventOf(values)).toBeNull();
-          clock = values.next_attempt_at;
-        }
-        expect(calls).toBe(maxAttempts);
-        expect(t.attempts).toBe(before + maxAttempts);
-        expect(settledEventOf(t)).toBe('target.failed');
-        expect(claimStep(t, account(), { now: at(365 * 24 * 60 * MINUTE), outOfReach: false, lateBy: null, settings: s })).toEqual({ kind: 'wait', wakeAt: null });
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 10 }),
+        fc.integer({ min: 0, max: 20 }),
+        fc.array(randomValue, { minLength: 1, maxLength: 10 }),
+        (maxAttempts, before, randoms) => {
+          const s = { ...settings, maxAttempts };
+          let t = target({ attempts: before, attempts_before_retry: before });
+          let clock = now;
+          let calls = 0;
+          for (;;) {
+            const step = claimStep(t, account(), { now: clock, outOfReach: false, lateBy: null, settings: s });
+            expect(step.kind).toBe('take');
+            if (step.kind !== 'take') return;
+            t = { ...t, ...step.values };
+            calls += 1;
+            expect(t.attempts - t.attempts_before_retry).toBeLessThanOrEqual(maxAttempts);
+            const values = outcomeValues(s, t, failed({ mayHaveCommitted: true }), clock, () => randoms[calls % randoms.length]!);
+            t = { ...t, ...values };
+            if (values.next_attempt_at === null) break;
+            expect(settledEventOf(values)).toBeNull();
+            clock = values.next_attempt_at;
+          }
+          expect(calls).toBe(maxAttempts);
+          expect(t.attempts).toBe(before + maxAttempts);
+          expect(settledEventOf(t)).toBe('target.failed');
+          expect(claimStep(t, account(), { now: at(365 * 24 * 60 * MINUTE), outOfReach: false, lateBy: null, settings: s })).toEqual({
+            kind: 'wait',
+            wakeAt: null,
+          });
+        },
+      ),
     );
   });
 
@@ -401,7 +476,13 @@ describe('properties of the machine', () => {
     const moment = fc.option(fc.integer({ min: -10 * MINUTE, max: 10 * MINUTE }), { nil: null });
     fc.assert(
       fc.property(states, fc.integer({ min: 0, max: 10 }), moment, moment, fc.boolean(), moment, (state, attempts, lease, next, awaiting, pace) => {
-        const t = target({ state, attempts, lease_until: lease === null ? null : at(lease), next_attempt_at: next === null ? null : at(next), awaiting_platform: awaiting });
+        const t = target({
+          state,
+          attempts,
+          lease_until: lease === null ? null : at(lease),
+          next_attempt_at: next === null ? null : at(next),
+          awaiting_platform: awaiting,
+        });
         const a = account({ mode: 'live', next_publish_at: pace === null ? null : at(pace) });
         const step = claimStep(t, a, context());
         if (step.kind !== 'take') {

@@ -52,7 +52,14 @@ describe('parseTimestamptz', () => {
   });
 
   it('leaves what it does not read by position to pg: early years, BC, infinity', () => {
-    for (const text of ['0099-01-01 00:00:00+00', '0999-12-31 23:59:59.5+00', '2020-01-01 00:00:00+00 BC', 'infinity', '-infinity', '12020-01-01 00:00:00+00']) {
+    for (const text of [
+      '0099-01-01 00:00:00+00',
+      '0999-12-31 23:59:59.5+00',
+      '2020-01-01 00:00:00+00 BC',
+      'infinity',
+      '-infinity',
+      '12020-01-01 00:00:00+00',
+    ]) {
       expect(parseTimestamptz(text), text).toEqual(pgParse(text));
     }
   });

@@ -5,7 +5,8 @@ import { WEBHOOK_LIMITS, retryDelayMs } from '../../src/domain/webhooks/settings
 const DEFAULT_WEBHOOK_SETTINGS = { ...WEBHOOK_LIMITS, ...readEnvironment({}).webhooks };
 
 describe('the webhook retry schedule', () => {
-  const waits = (random: () => number) => Array.from({ length: DEFAULT_WEBHOOK_SETTINGS.maxAttempts - 1 }, (_, i) => retryDelayMs(DEFAULT_WEBHOOK_SETTINGS, i + 1, random));
+  const waits = (random: () => number) =>
+    Array.from({ length: DEFAULT_WEBHOOK_SETTINGS.maxAttempts - 1 }, (_, i) => retryDelayMs(DEFAULT_WEBHOOK_SETTINGS, i + 1, random));
 
   it('waits 10 s, 50 s, 4 min, 21 min, 1.7 h, 8.7 h and 12 h between the 8 attempts: about 23 hours in all', () => {
     const seconds = waits(() => 0.5).map((ms) => ms / 1000);

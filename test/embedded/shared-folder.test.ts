@@ -69,7 +69,10 @@ describe('the embedded PostgreSQL', { timeout: 180_000 }, () => {
 
       // The server does not publish (HERALD_WORKER=false): one of the workers does.
       const scheduledAt = new Date(Date.now() + 1000).toISOString();
-      const created = await fetchChecked<{ id: string }>(server.url, 'POST', '/api/v1/posts', { key, json: { accountIds: [account], caption: 'From a worker', scheduledAt } });
+      const created = await fetchChecked<{ id: string }>(server.url, 'POST', '/api/v1/posts', {
+        key,
+        json: { accountIds: [account], caption: 'From a worker', scheduledAt },
+      });
       expect(created.status).toBe(201);
       const detail = () => fetchChecked<Schemas['PostDetail']>(server.url, 'GET', `/api/v1/posts/${created.body.id}`, { key });
       await until('a worker to publish the post', async () => (await detail()).body.status === 'published');
@@ -134,7 +137,9 @@ describe('the embedded PostgreSQL', { timeout: 180_000 }, () => {
     const deep = join(dataDir, 'd'.repeat(100));
     const refused = await herald(['user', 'create'], { ...env, HERALD_DATA_DIR: deep });
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/^herald: HERALD_DATA_DIR is too long for the embedded PostgreSQL's socket \(.+ is \d+ bytes, at most 107 fit\): use a folder of at most 86 bytes, or set DATABASE_URL\n$/);
+    expect(refused.stderr).toMatch(
+      /^herald: HERALD_DATA_DIR is too long for the embedded PostgreSQL's socket \(.+ is \d+ bytes, at most 107 fit\): use a folder of at most 86 bytes, or set DATABASE_URL\n$/,
+    );
     expect(existsSync(deep)).toBe(false);
   });
 });

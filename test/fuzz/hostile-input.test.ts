@@ -65,7 +65,8 @@ function fromSchema(node: Schema, depth = 0): fc.Arbitrary<unknown> {
   if (depth > 5) return fc.constant(null);
   if (schema.const !== undefined) return fc.constant(schema.const);
   if (Array.isArray(schema.enum)) return fc.constantFrom(...(schema.enum as unknown[]));
-  for (const key of ['oneOf', 'anyOf'] as const) if (Array.isArray(schema[key])) return fc.oneof(...(schema[key] as Schema[]).map((s) => fromSchema(s, depth + 1)));
+  for (const key of ['oneOf', 'anyOf'] as const)
+    if (Array.isArray(schema[key])) return fc.oneof(...(schema[key] as Schema[]).map((s) => fromSchema(s, depth + 1)));
   const types = Array.isArray(schema.type) ? (schema.type as string[]) : [schema.type as string | undefined];
   return fc.oneof(
     ...types.map((type): fc.Arbitrary<unknown> => {
@@ -103,7 +104,9 @@ function fromSchema(node: Schema, depth = 0): fc.Arbitrary<unknown> {
         case 'object': {
           const props = (schema.properties ?? {}) as Record<string, Schema>;
           const required = (schema.required as string[] | undefined) ?? [];
-          return fc.record(Object.fromEntries(Object.entries(props).map(([k, v]) => [k, fromSchema(v, depth + 1)])), { requiredKeys: required.filter((k) => k in props) });
+          return fc.record(Object.fromEntries(Object.entries(props).map(([k, v]) => [k, fromSchema(v, depth + 1)])), {
+            requiredKeys: required.filter((k) => k in props),
+          });
         }
         case undefined:
         default:
@@ -159,7 +162,12 @@ async function rowCounts(): Promise<Record<string, number>> {
 
 /** The path with its ids filled: the caller's own, unless given. */
 function pathFor(op: Operation, id?: string): string {
-  return op.path.replace('{id}', () => id ?? (op.path.includes('webhooks') ? owner.webhook : op.path.includes('accounts') ? owner.account : op.path.includes('media') ? owner.media : owner.post));
+  return op.path.replace(
+    '{id}',
+    () =>
+      id ??
+      (op.path.includes('webhooks') ? owner.webhook : op.path.includes('accounts') ? owner.account : op.path.includes('media') ? owner.media : owner.post),
+  );
 }
 
 const LEAK = /\bat [\w.<>]+ \(|node_modules|\/src\/|\bselect\b.+\bfrom\b|\binsert into\b|\bduplicate key\b|\brelation "|syntax error|\bpg_|kysely/i;
@@ -202,7 +210,6 @@ beforeAll(async () => {
     webhook: hook.body.id,
   };
 });
-
 
 /** Fields a generated body must not carry: they would make the service call out to the network. */
 function tame(op: Operation, body: unknown): unknown {
@@ -316,7 +323,18 @@ describe('hostile input on every operation', () => {
   it('refuses malformed Authorization headers on every keyed operation with 401 and keeps nothing', async () => {
     const before = await rowCounts();
     const authorization = fc.oneof(
-      fc.constantFrom('', 'Bearer', 'Bearer ', 'bearer', 'Basic dXNlcjpwYXNz', `Bearer ${owner.key} extra`, `Bearer  ${owner.key}x`, 'Bearer hrld_', 'Bearer \u0000', `Token ${owner.key}`),
+      fc.constantFrom(
+        '',
+        'Bearer',
+        'Bearer ',
+        'bearer',
+        'Basic dXNlcjpwYXNz',
+        `Bearer ${owner.key} extra`,
+        `Bearer  ${owner.key}x`,
+        'Bearer hrld_',
+        'Bearer \u0000',
+        `Token ${owner.key}`,
+      ),
       fc.string({ maxLength: 100, unit: 'grapheme-ascii' }).map((s) => `Bearer ${s}`),
       fc.string({ maxLength: 60, unit: 'grapheme-ascii' }),
     );

@@ -50,9 +50,22 @@ describe('GET /api/v1/accounts', () => {
 describe('POST /api/v1/accounts (sandbox)', () => {
   it('connects a sandbox account for the caller, listed with mode sandbox', async () => {
     const u = await userWithKey(api.db);
-    const res = await api.request<Schemas['Account']>({ method: 'POST', url: '/api/v1/accounts', key: u.key, body: { platform: 'tiktok', username: 'ada', displayName: 'Ada' } });
+    const res = await api.request<Schemas['Account']>({
+      method: 'POST',
+      url: '/api/v1/accounts',
+      key: u.key,
+      body: { platform: 'tiktok', username: 'ada', displayName: 'Ada' },
+    });
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ id: expect.stringMatching(/^acc_/) as unknown, platform: 'tiktok', username: 'ada', displayName: 'Ada', mode: 'sandbox', health: 'ok', healthMessage: null });
+    expect(res.body).toEqual({
+      id: expect.stringMatching(/^acc_/) as unknown,
+      platform: 'tiktok',
+      username: 'ada',
+      displayName: 'Ada',
+      mode: 'sandbox',
+      health: 'ok',
+      healthMessage: null,
+    });
     const listed = await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: u.key });
     expect(listed.body.data).toEqual([res.body]);
     const row = await api.db.selectFrom('accounts').select(['owner_user_id', 'credentials']).where('id', '=', res.body.id).executeTakeFirstOrThrow();
@@ -65,8 +78,17 @@ describe('POST /api/v1/accounts (sandbox)', () => {
     [{ platform: 'x', credentials: { instance: 'https://example.com', accessToken: 't' } }, [{ path: ['credentials'], code: 'custom' }]],
     [{ platform: 'tiktok', credentials: { instance: 'https://example.com', accessToken: 't' } }, [{ path: ['platform'], code: 'custom' }]],
     [{ platform: 'mastodon', sandbox: true, credentials: { instance: 'https://example.com', accessToken: 't' } }, [{ path: ['sandbox'], code: 'custom' }]],
-    [{ platform: 'bluesky', credentials: { service: 'https://example.com', identifier: 'a' } }, [{ path: ['credentials', 'appPassword'], code: 'invalid_type' }]],
-    [{ platform: 'mastodon', username: 'me', credentials: { instance: 'https://example.com', accessToken: 't', appPassword: 'p' } }, [{ path: ['username'], code: 'unrecognized_keys' }, { path: ['credentials', 'appPassword'], code: 'unrecognized_keys' }]],
+    [
+      { platform: 'bluesky', credentials: { service: 'https://example.com', identifier: 'a' } },
+      [{ path: ['credentials', 'appPassword'], code: 'invalid_type' }],
+    ],
+    [
+      { platform: 'mastodon', username: 'me', credentials: { instance: 'https://example.com', accessToken: 't', appPassword: 'p' } },
+      [
+        { path: ['username'], code: 'unrecognized_keys' },
+        { path: ['credentials', 'appPassword'], code: 'unrecognized_keys' },
+      ],
+    ],
     [{ platform: 'myspace', username: 'a' }, [{ path: ['platform'], code: 'invalid_enum_value' }]],
   ])('refuses %j with details naming the field, and connects nothing', async (body, expected) => {
     const u = await userWithKey(api.db);
@@ -83,7 +105,10 @@ describe('DELETE /api/v1/accounts/{id}', () => {
     const ada = await userWithKey(api.db);
     const bob = await userWithKey(api.db);
     const id = await account(api.db, ada.userId);
-    expect(await api.request({ method: 'DELETE', url: `/api/v1/accounts/${id}`, key: bob.key })).toMatchObject({ status: 404, body: { error: 'Account not found' } });
+    expect(await api.request({ method: 'DELETE', url: `/api/v1/accounts/${id}`, key: bob.key })).toMatchObject({
+      status: 404,
+      body: { error: 'Account not found' },
+    });
     expect(await api.request({ method: 'DELETE', url: '/api/v1/accounts/acc_nope', key: ada.key })).toMatchObject({ status: 404 });
     expect(await api.request({ method: 'DELETE', url: `/api/v1/accounts/${id}`, key: ada.key })).toMatchObject({ status: 200, body: { success: true } });
     expect((await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: ada.key })).body.data).toEqual([]);
@@ -106,7 +131,12 @@ describe('POST /api/v1/accounts without HERALD_ALLOW_PRIVATE_NETWORK', () => {
     try {
       const u = await userWithKey(api.db);
       const connect = (instance: string) =>
-        injectChecked<{ error: string }>(app, { method: 'POST', url: '/api/v1/accounts', key: u.key, body: { platform: 'mastodon', credentials: { instance, accessToken: 't' } } });
+        injectChecked<{ error: string }>(app, {
+          method: 'POST',
+          url: '/api/v1/accounts',
+          key: u.key,
+          body: { platform: 'mastodon', credentials: { instance, accessToken: 't' } },
+        });
       for (const instance of [`http://127.0.0.1:${port}`, `https://127.0.0.1:${port}`, 'https://10.0.0.5', 'https://169.254.169.254']) {
         const res = await connect(instance);
         expect(res.status).toBe(400);
@@ -115,7 +145,10 @@ describe('POST /api/v1/accounts without HERALD_ALLOW_PRIVATE_NETWORK', () => {
       // Refused as the name resolves, with the guard's own answer: neither "Invalid credentials" nor the address it resolved to.
       expect(await connect(`https://localhost:${port}`)).toMatchObject({
         status: 400,
-        body: { error: 'URL not allowed: localhost resolves to a loopback address; only public addresses are allowed (set HERALD_ALLOW_PRIVATE_NETWORK=true for a private network)' },
+        body: {
+          error:
+            'URL not allowed: localhost resolves to a loopback address; only public addresses are allowed (set HERALD_ALLOW_PRIVATE_NETWORK=true for a private network)',
+        },
       });
       expect(seen).toEqual([]);
       expect(await api.db.selectFrom('accounts').select('id').where('owner_user_id', '=', u.userId).execute()).toEqual([]);

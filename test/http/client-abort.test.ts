@@ -38,7 +38,9 @@ describe('a client that disconnects midway through its body', () => {
     const u = await userWithKey(api.db);
     const socket = connect(port, '127.0.0.1');
     await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-    socket.write(`POST /api/v1/posts HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${u.key}\r\nContent-Type: application/json\r\nContent-Length: 9000\r\n\r\n{"caption":"`);
+    socket.write(
+      `POST /api/v1/posts HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${u.key}\r\nContent-Type: application/json\r\nContent-Length: 9000\r\n\r\n{"caption":"`,
+    );
     await until('the request to arrive', () => arrived, { timeoutMs: 5000, everyMs: 10 });
     socket.destroy();
     const aboutTheRequest = () => lines.filter((l) => l.reqId !== undefined);

@@ -23,7 +23,12 @@ describe('POST /api/v1/posts: creating', () => {
   it('saves a draft when scheduledAt is omitted, with the defaults applied', async () => {
     const u = await userWithKey(api.db);
     const acc = await account(api.db, u.userId);
-    const res = await api.request<Schemas['PostCreateResult']>({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [acc], caption: 'Hi' } });
+    const res = await api.request<Schemas['PostCreateResult']>({
+      method: 'POST',
+      url: '/api/v1/posts',
+      key: u.key,
+      body: { accountIds: [acc], caption: 'Hi' },
+    });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({ id: stringMatching(/^post_[0-9a-z]{26}$/), status: 'draft' });
     const row = await api.db.selectFrom('posts').selectAll().where('id', '=', res.body.id).executeTakeFirstOrThrow();
@@ -83,7 +88,12 @@ describe('POST /api/v1/posts: creating', () => {
     const u = await userWithKey(api.db);
     const x = await account(api.db, u.userId, 'x', 'ada');
     const bluesky = await account(api.db, u.userId, 'bluesky', 'ada');
-    const res = await api.request<Schemas['PostCreateResult']>({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [x, bluesky], caption: 'Hi', threadParts: null } });
+    const res = await api.request<Schemas['PostCreateResult']>({
+      method: 'POST',
+      url: '/api/v1/posts',
+      key: u.key,
+      body: { accountIds: [x, bluesky], caption: 'Hi', threadParts: null },
+    });
     expect(res.status).toBe(201);
     expect(await storedThreadParts(res.body.id)).toEqual([
       { account_id: x, thread_parts: null, none: true },
@@ -230,9 +240,27 @@ describe('POST /api/v1/posts: invalid requests are 400 with details and write no
         threadParts: { acc_a: ['1'], acc_c: ['2'] },
       },
       [
-        { code: 'invalid_reference', expected: 'one of accountIds', received: 'acc_b', path: ['accountOverrides', 1, 'accountId'], message: 'Account acc_b is not in accountIds' },
-        { code: 'not_unique', expected: 'one override per account', received: 'acc_a', path: ['accountOverrides', 2, 'accountId'], message: 'Account acc_a already has an override' },
-        { code: 'invalid_reference', expected: 'one of accountIds', received: 'acc_c', path: ['threadParts', 'acc_c'], message: 'Account acc_c is not in accountIds' },
+        {
+          code: 'invalid_reference',
+          expected: 'one of accountIds',
+          received: 'acc_b',
+          path: ['accountOverrides', 1, 'accountId'],
+          message: 'Account acc_b is not in accountIds',
+        },
+        {
+          code: 'not_unique',
+          expected: 'one override per account',
+          received: 'acc_a',
+          path: ['accountOverrides', 2, 'accountId'],
+          message: 'Account acc_a already has an override',
+        },
+        {
+          code: 'invalid_reference',
+          expected: 'one of accountIds',
+          received: 'acc_c',
+          path: ['threadParts', 'acc_c'],
+          message: 'Account acc_c is not in accountIds',
+        },
       ],
     );
   });
@@ -262,10 +290,14 @@ describe('POST /api/v1/posts: invalid requests are 400 with details and write no
     await expectInvalid(undefined, [
       { code: 'invalid_type', expected: 'object', received: 'undefined', path: [], message: 'Expected object, received undefined' },
     ]);
-    await expectInvalid(undefined, [{ code: 'invalid_type', expected: 'object', received: 'undefined', path: [], message: 'Expected object, received undefined' }], {
-      payload: '',
-      headers: { 'content-type': 'application/json' },
-    });
+    await expectInvalid(
+      undefined,
+      [{ code: 'invalid_type', expected: 'object', received: 'undefined', path: [], message: 'Expected object, received undefined' }],
+      {
+        payload: '',
+        headers: { 'content-type': 'application/json' },
+      },
+    );
   });
 
   it('refuses a JSON body that is not an object', async () => {
@@ -276,7 +308,13 @@ describe('POST /api/v1/posts: invalid requests are 400 with details and write no
 describe('POST /api/v1/posts: bodies that are not JSON', () => {
   it('answers 400 for malformed JSON', async () => {
     const u = await userWithKey(api.db);
-    const res = await api.request({ method: 'POST', url: '/api/v1/posts', key: u.key, payload: '{"accountIds": [', headers: { 'content-type': 'application/json' } });
+    const res = await api.request({
+      method: 'POST',
+      url: '/api/v1/posts',
+      key: u.key,
+      payload: '{"accountIds": [',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: 'Request body is not valid JSON' });
   });
@@ -299,7 +337,13 @@ describe('POST /api/v1/posts: bodies that are not JSON', () => {
 
   it('refuses prototype pollution keys', async () => {
     const u = await userWithKey(api.db);
-    const res = await api.request({ method: 'POST', url: '/api/v1/posts', key: u.key, payload: '{"accountIds":["acc_a"],"__proto__":{"x":1}}', headers: { 'content-type': 'application/json' } });
+    const res = await api.request({
+      method: 'POST',
+      url: '/api/v1/posts',
+      key: u.key,
+      payload: '{"accountIds":["acc_a"],"__proto__":{"x":1}}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: 'Request body is not valid JSON' });
     expect(await postCount(api.db, u.userId)).toBe(0);
@@ -367,7 +411,7 @@ describe('POST /api/v1/posts: ownership is 403 and writes nothing', () => {
     expect(await postCount(api.db, ada.userId)).toBe(0);
   });
 
-  it("answers 403 for a foreign account alongside a caption too long for X, and for foreign media alongside it", async () => {
+  it('answers 403 for a foreign account alongside a caption too long for X, and for foreign media alongside it', async () => {
     const ada = await userWithKey(api.db);
     const bob = await userWithKey(api.db);
     const x = await account(api.db, ada.userId, 'x');
@@ -377,7 +421,12 @@ describe('POST /api/v1/posts: ownership is 403 and writes nothing', () => {
     const foreignAccount = await api.request({ method: 'POST', url: '/api/v1/posts', key: ada.key, body: { accountIds: [x, theirs], caption: tooLong } });
     expect(foreignAccount.status).toBe(403);
     expect(foreignAccount.body).toEqual({ error: `Account not accessible: ${theirs}` });
-    const foreignMedia = await api.request({ method: 'POST', url: '/api/v1/posts', key: ada.key, body: { accountIds: [x], caption: tooLong, mediaIds: [bobsImage] } });
+    const foreignMedia = await api.request({
+      method: 'POST',
+      url: '/api/v1/posts',
+      key: ada.key,
+      body: { accountIds: [x], caption: tooLong, mediaIds: [bobsImage] },
+    });
     expect(foreignMedia.status).toBe(403);
     expect(foreignMedia.body).toEqual({ error: `Media not accessible: ${bobsImage}` });
     expect(await postCount(api.db, ada.userId)).toBe(0);
@@ -390,13 +439,18 @@ describe('POST /api/v1/posts: ownership is 403 and writes nothing', () => {
     const first = await account(api.db, bob.userId);
     const second = await account(api.db, bob.userId);
     const bobsImage = await media(api.db, bob.userId);
-    const res = await api.request({ method: 'POST', url: '/api/v1/posts', key: ada.key, body: { accountIds: [mine, first, second], caption: 'hi', mediaIds: [bobsImage] } });
+    const res = await api.request({
+      method: 'POST',
+      url: '/api/v1/posts',
+      key: ada.key,
+      body: { accountIds: [mine, first, second], caption: 'hi', mediaIds: [bobsImage] },
+    });
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ error: `Account not accessible: ${first}` });
     expect(await postCount(api.db, ada.userId)).toBe(0);
   });
 
-  it('judges the limits once every id is the caller\'s', async () => {
+  it("judges the limits once every id is the caller's", async () => {
     const u = await userWithKey(api.db);
     const x = await account(api.db, u.userId, 'x');
     const res = await api.request({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [x], caption: 'a'.repeat(281) } });

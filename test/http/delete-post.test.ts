@@ -55,7 +55,16 @@ describe('DELETE /api/v1/posts/{id}', () => {
     const id = await create(u.key, await account(api.db, u.userId));
     await api.request({ method: 'DELETE', url: `/api/v1/posts/${id}`, key: u.key });
     const live = await create(u.key, await account(api.db, u.userId));
-    const ids = [id, 'post_00000000000000000000000000', 'nope', '%27%3B%20drop%20table%20posts%3B--', 'x'.repeat(20_000), encodeURIComponent('ü/../'), '%00', `${live}%00`];
+    const ids = [
+      id,
+      'post_00000000000000000000000000',
+      'nope',
+      '%27%3B%20drop%20table%20posts%3B--',
+      'x'.repeat(20_000),
+      encodeURIComponent('ü/../'),
+      '%00',
+      `${live}%00`,
+    ];
     for (const bad of ids) {
       const res = await api.request({ method: 'DELETE', url: `/api/v1/posts/${bad}`, key: u.key });
       expect(res.status, bad.slice(0, 40)).toBe(404);

@@ -9,7 +9,11 @@ const api = useTestApi();
 describe('GET /api/v1/posts/{id}', () => {
   it('shows the targets in request order with their accounts, and the media in order', async () => {
     const u = await userWithKey(api.db);
-    const accounts = [await account(api.db, u.userId, 'mastodon', 'ada'), await account(api.db, u.userId, 'x', 'bob'), await account(api.db, u.userId, 'bluesky', 'cy.example.com')];
+    const accounts = [
+      await account(api.db, u.userId, 'mastodon', 'ada'),
+      await account(api.db, u.userId, 'x', 'bob'),
+      await account(api.db, u.userId, 'bluesky', 'cy.example.com'),
+    ];
     const mediaIds = [await media(api.db, u.userId), await media(api.db, u.userId)];
     const id = await createPost(api, u, {
       accountIds: accounts,
@@ -44,12 +48,24 @@ describe('GET /api/v1/posts/{id}', () => {
       .execute();
     await api.db
       .updateTable('post_targets')
-      .set({ state: 'failed', attempts: 2, error_category: 'rate_limited', error_message: 'Slow down', next_attempt_at: sql`'2026-11-26 23:59:59.999999-05:30'` })
+      .set({
+        state: 'failed',
+        attempts: 2,
+        error_category: 'rate_limited',
+        error_message: 'Slow down',
+        next_attempt_at: sql`'2026-11-26 23:59:59.999999-05:30'`,
+      })
       .where('post_id', '=', id)
       .where('account_id', '=', failed)
       .execute();
     const [x, mastodon] = (await postDetail(api, u, id)).targets;
-    expect(x).toMatchObject({ status: 'published', publishedAt: '2026-11-26T09:04:15.186Z', platformPostId: '1', url: 'https://x.com/a/status/1', error: null });
+    expect(x).toMatchObject({
+      status: 'published',
+      publishedAt: '2026-11-26T09:04:15.186Z',
+      platformPostId: '1',
+      url: 'https://x.com/a/status/1',
+      error: null,
+    });
     expect(mastodon).toMatchObject({
       status: 'failed',
       publishedAt: null,

@@ -85,12 +85,19 @@ describe('Idempotency-Key', () => {
   it('keeps no key for a request refused by validation, and keeps an answer the operation gave', async () => {
     const u = await userWithKey(api.db);
     const acc = await account(api.db, u.userId);
-    const invalid = await api.request<InvalidRequest>({ method: 'POST', url: '/api/v1/posts', key: u.key, headers: { 'idempotency-key': 'k' }, body: { caption: 'no accounts' } });
+    const invalid = await api.request<InvalidRequest>({
+      method: 'POST',
+      url: '/api/v1/posts',
+      key: u.key,
+      headers: { 'idempotency-key': 'k' },
+      body: { caption: 'no accounts' },
+    });
     expect(invalid.status).toBe(400);
     expect((await create(u, 'k', { accountIds: [acc], caption: 'Now valid' })).status).toBe(201);
 
     const id = (await create(u, 'k2', { accountIds: [acc], caption: 'To publish' })).body.id;
-    const publish = () => api.request<{ error?: string }>({ method: 'POST', url: `/api/v1/posts/${id}/publish`, key: u.key, headers: { 'idempotency-key': 'pub' } });
+    const publish = () =>
+      api.request<{ error?: string }>({ method: 'POST', url: `/api/v1/posts/${id}/publish`, key: u.key, headers: { 'idempotency-key': 'pub' } });
     expect((await publish()).status).toBe(202);
     const replayed = await publish();
     expect(replayed.status).toBe(202);
@@ -103,7 +110,13 @@ describe('Idempotency-Key', () => {
   it('refuses a malformed key with a 400 naming the header', async () => {
     const u = await userWithKey(api.db);
     for (const key of ['has space', 'x'.repeat(256), 'é']) {
-      const res = await api.request<InvalidRequest>({ method: 'POST', url: '/api/v1/posts', key: u.key, headers: { 'idempotency-key': key }, body: { accountIds: [await account(api.db, u.userId)], caption: 'x' } });
+      const res = await api.request<InvalidRequest>({
+        method: 'POST',
+        url: '/api/v1/posts',
+        key: u.key,
+        headers: { 'idempotency-key': key },
+        body: { accountIds: [await account(api.db, u.userId)], caption: 'x' },
+      });
       expect([key, res.status]).toEqual([key, 400]);
       expect(res.body.details.map((d) => d.path)).toEqual([['idempotency-key']]);
     }
@@ -114,13 +127,21 @@ describe('Idempotency-Key', () => {
     const u = await userWithKey(api.db);
     const acc = await account(api.db, u.userId);
     expect((await create(u, 'old', { accountIds: [acc], caption: 'Yesterday' })).status).toBe(201);
-    await api.db.updateTable('idempotency_keys').set({ expires_at: new Date(Date.now() - 1000) }).where('user_id', '=', u.userId).execute();
+    await api.db
+      .updateTable('idempotency_keys')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('user_id', '=', u.userId)
+      .execute();
     const again = await create(u, 'old', { accountIds: [acc], caption: 'Today' });
     expect(again.status).toBe(201);
     expect(again.headers['idempotency-replayed']).toBeUndefined();
     expect(await postCount(api.db, u.userId)).toBe(2);
 
-    await api.db.updateTable('idempotency_keys').set({ expires_at: new Date(Date.now() - 1000) }).where('user_id', '=', u.userId).execute();
+    await api.db
+      .updateTable('idempotency_keys')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('user_id', '=', u.userId)
+      .execute();
     expect(await purgeExpiredIdempotencyKeys(api.db, new Date())).toBeGreaterThanOrEqual(1);
     expect(await api.db.selectFrom('idempotency_keys').select('key').where('user_id', '=', u.userId).execute()).toEqual([]);
   });
@@ -166,9 +187,21 @@ describe('a request its operation refuses as invalid (400 Invalid request)', () 
     const u = await userWithKey(api.db);
     const upload = (parts: Parameters<typeof multipartBody>[0]) => {
       const { payload, contentType } = multipartBody(parts);
-      return api.request<Schemas['Media'] & { error?: string }>({ method: 'POST', url: '/api/v1/media', key: u.key, payload, headers: { 'content-type': contentType, 'idempotency-key': 'form' } });
+      return api.request<Schemas['Media'] & { error?: string }>({
+        method: 'POST',
+        url: '/api/v1/media',
+        key: u.key,
+        payload,
+        headers: { 'content-type': contentType, 'idempotency-key': 'form' },
+      });
     };
-    const untyped = await api.request<{ error: string }>({ method: 'POST', url: '/api/v1/media', key: u.key, payload: solidPng(4, 4), headers: { 'idempotency-key': 'form' } });
+    const untyped = await api.request<{ error: string }>({
+      method: 'POST',
+      url: '/api/v1/media',
+      key: u.key,
+      payload: solidPng(4, 4),
+      headers: { 'idempotency-key': 'form' },
+    });
     expect(untyped.status).toBe(415);
     const noFile = await upload([{ name: 'altText', value: 'A picture, not attached' }]);
     expect([noFile.status, noFile.body.error]).toEqual([400, 'Invalid request']);
@@ -193,7 +226,8 @@ describe('an upload sent chunked, with no Content-Length', () => {
   }
 
   it('is known by its content: another file with the same key is refused (422), the same file again is replayed', async () => {
-    const listIds = async () => (await fetchChecked<Schemas['MediaList']>(running.server.url, 'GET', '/api/v1/media?limit=100', { key: running.demo.key })).body.data.map((m) => m.id);
+    const listIds = async () =>
+      (await fetchChecked<Schemas['MediaList']>(running.server.url, 'GET', '/api/v1/media?limit=100', { key: running.demo.key })).body.data.map((m) => m.id);
     const before = await listIds();
     const red = solidPng(8, 8, [255, 0, 0]);
     const first = await uploadChunked('chunked-upload', red, 'Red');
@@ -237,7 +271,13 @@ describe('an answer lost after the post is saved', () => {
       const body = { accountIds: [acc], caption: 'Saved once' };
       const lost = await injectChecked(app, { method: 'POST', url: '/api/v1/posts', key: u.key, headers: { 'idempotency-key': 'after-commit' }, body });
       expect(lost.status).toBe(500);
-      const retry = await injectChecked<Schemas['PostCreateResult']>(app, { method: 'POST', url: '/api/v1/posts', key: u.key, headers: { 'idempotency-key': 'after-commit' }, body });
+      const retry = await injectChecked<Schemas['PostCreateResult']>(app, {
+        method: 'POST',
+        url: '/api/v1/posts',
+        key: u.key,
+        headers: { 'idempotency-key': 'after-commit' },
+        body,
+      });
       expect(retry.status).toBe(201);
       expect(retry.headers['idempotency-replayed']).toBe('true');
       const saved = await api.db.selectFrom('posts').select('id').where('user_id', '=', u.userId).execute();
@@ -262,11 +302,19 @@ describe('a client that loses the answer', () => {
     // Gone before any answer could arrive.
     socket.destroy();
 
-    let retry = await fetchChecked<Schemas['PostDetail'] & { error?: string }>(running.server.url, 'POST', '/api/v1/posts', { key, json: JSON.parse(body) as object, headers: { 'idempotency-key': 'lost-1' } });
+    let retry = await fetchChecked<Schemas['PostDetail'] & { error?: string }>(running.server.url, 'POST', '/api/v1/posts', {
+      key,
+      json: JSON.parse(body) as object,
+      headers: { 'idempotency-key': 'lost-1' },
+    });
     // The dropped request may still be running: the retry is asked to wait, then gets its answer.
-    for (const end = Date.now() + 10_000; retry.status === 409 && Date.now() < end; ) {
+    for (const end = Date.now() + 10_000; retry.status === 409 && Date.now() < end;) {
       await new Promise((resolve) => setTimeout(resolve, 100));
-      retry = await fetchChecked(running.server.url, 'POST', '/api/v1/posts', { key, json: JSON.parse(body) as object, headers: { 'idempotency-key': 'lost-1' } });
+      retry = await fetchChecked(running.server.url, 'POST', '/api/v1/posts', {
+        key,
+        json: JSON.parse(body) as object,
+        headers: { 'idempotency-key': 'lost-1' },
+      });
     }
     expect(retry.status).toBe(201);
     const list = await fetchChecked<Schemas['PostList']>(running.server.url, 'GET', '/api/v1/posts?limit=100', { key });

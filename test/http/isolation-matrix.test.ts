@@ -29,7 +29,10 @@ interface Resources {
 interface Party extends TestUser, Resources {}
 
 /** How each operation can reach someone else's resources: requests naming them, or a listing that must not show them. */
-type Probe = { kind: 'requests'; build: (caller: Party, target: Resources) => ApiRequest[] } | { kind: 'listing'; url: string; field: keyof Resources } | { kind: 'own-only'; why: string };
+type Probe =
+  | { kind: 'requests'; build: (caller: Party, target: Resources) => ApiRequest[] }
+  | { kind: 'listing'; url: string; field: keyof Resources }
+  | { kind: 'own-only'; why: string };
 
 const withKey = (caller: Party, req: Omit<ApiRequest, 'key'>): ApiRequest => ({ ...req, key: caller.key });
 
@@ -101,7 +104,12 @@ async function party(name: string): Promise<Party> {
   const user = await userWithKey(api.db, name);
   const acc = await account(api.db, user.userId, 'x', name);
   const med = await media(api.db, user.userId);
-  const post = await api.request<Schemas['PostCreateResult']>({ method: 'POST', url: '/api/v1/posts', key: user.key, body: { accountIds: [acc], caption: `${name}'s draft`, mediaIds: [med] } });
+  const post = await api.request<Schemas['PostCreateResult']>({
+    method: 'POST',
+    url: '/api/v1/posts',
+    key: user.key,
+    body: { accountIds: [acc], caption: `${name}'s draft`, mediaIds: [med] },
+  });
   const webhook = await api.request<Schemas['WebhookWithSecret']>({
     method: 'POST',
     url: '/api/v1/webhooks',
@@ -120,7 +128,13 @@ async function holdings(userId: string) {
   const db = api.db;
   return {
     posts: await db.selectFrom('posts').selectAll().where('user_id', '=', userId).orderBy('id').execute(),
-    targets: await db.selectFrom('post_targets').innerJoin('posts', 'posts.id', 'post_targets.post_id').selectAll('post_targets').where('posts.user_id', '=', userId).orderBy('post_targets.post_id').execute(),
+    targets: await db
+      .selectFrom('post_targets')
+      .innerJoin('posts', 'posts.id', 'post_targets.post_id')
+      .selectAll('post_targets')
+      .where('posts.user_id', '=', userId)
+      .orderBy('post_targets.post_id')
+      .execute(),
     accounts: await db.selectFrom('accounts').selectAll().where('owner_user_id', '=', userId).orderBy('id').execute(),
     media: await db.selectFrom('media_assets').selectAll().where('owner_user_id', '=', userId).orderBy('id').execute(),
     webhooks: await db.selectFrom('webhook_endpoints').selectAll().where('user_id', '=', userId).orderBy('id').execute(),
@@ -189,7 +203,8 @@ describe('isolation between users and organizations, for every operation of the 
           expect([404, 403, 400], `${operationId} ${req.method} ${req.url}`).toContain(res.status);
           // It may name the id it was sent, and nothing of anybody's.
           const said = JSON.stringify(res.body);
-          for (const secret of [bob.userId, bob.post, bob.account, bob.media, bob.webhook, bob.connection, orgAccount, 'bob']) expect(said).not.toContain(secret);
+          for (const secret of [bob.userId, bob.post, bob.account, bob.media, bob.webhook, bob.connection, orgAccount, 'bob'])
+            expect(said).not.toContain(secret);
         }
       }
     }

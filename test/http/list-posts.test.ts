@@ -8,7 +8,12 @@ const api = useTestApi();
 async function createPosts(key: string, accountId: string, count: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
-    const res = await api.request<Schemas['PostCreateResult']>({ method: 'POST', url: '/api/v1/posts', key, body: { accountIds: [accountId], caption: `post ${i}` } });
+    const res = await api.request<Schemas['PostCreateResult']>({
+      method: 'POST',
+      url: '/api/v1/posts',
+      key,
+      body: { accountIds: [accountId], caption: `post ${i}` },
+    });
     ids.push(res.body.id);
   }
   return ids;
@@ -123,7 +128,8 @@ describe('GET /api/v1/posts', () => {
       const acc = await account(api.db, u.userId);
       const older = (await createPosts(u.key, acc, 6)).reverse();
       // Seconds apart: a deleted post's place is kept to the millisecond.
-      for (const [i, id] of older.entries()) await sql`update posts set created_at = ${new Date(Date.UTC(2026, 0, 1, 0, 0, 10 - i))} where id = ${id}`.execute(api.db);
+      for (const [i, id] of older.entries())
+        await sql`update posts set created_at = ${new Date(Date.UTC(2026, 0, 1, 0, 0, 10 - i))} where id = ${id}`.execute(api.db);
       const first = await api.request<Schemas['PostList']>({ method: 'GET', url: '/api/v1/posts?limit=3', key: u.key });
       expect(first.body.data.map((p) => p.id)).toEqual(older.slice(0, 3));
       const newer = await createPosts(u.key, acc, 2);
@@ -143,9 +149,22 @@ describe('GET /api/v1/posts', () => {
       const acc = await account(api.db, u.userId);
       const ids = await createPosts(u.key, acc, 6);
       // Microseconds apart within one millisecond, and two at the very same instant.
-      const times = ['2026-03-01 10:00:00.123900+00', '2026-03-01 10:00:00.123100+00', '2026-03-01 10:00:00.123500+00', '2026-03-01 10:00:00.123500+00', '2026-03-01 10:00:00.123499+00', '2026-03-01 10:00:00.124+00'];
+      const times = [
+        '2026-03-01 10:00:00.123900+00',
+        '2026-03-01 10:00:00.123100+00',
+        '2026-03-01 10:00:00.123500+00',
+        '2026-03-01 10:00:00.123500+00',
+        '2026-03-01 10:00:00.123499+00',
+        '2026-03-01 10:00:00.124+00',
+      ];
       for (const [i, id] of ids.entries()) await sql`update posts set created_at = ${times[i]}::timestamptz where id = ${id}`.execute(api.db);
-      const expected = await api.db.selectFrom('posts').select('id').where('user_id', '=', u.userId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+      const expected = await api.db
+        .selectFrom('posts')
+        .select('id')
+        .where('user_id', '=', u.userId)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .execute();
       expect((await walk(u.key, 'limit=1')).ids).toEqual(expected.map((r) => r.id));
       expect((await walk(u.key, 'limit=4')).ids).toEqual(expected.map((r) => r.id));
     });
@@ -165,7 +184,13 @@ describe('GET /api/v1/posts', () => {
       const page = await api.request<Schemas['PostList']>({ method: 'GET', url: '/api/v1/posts?limit=1', key: u.key });
       const good = page.body.nextCursor ?? '';
       const forged = Buffer.from('p1.post_x.1').toString('base64url');
-      for (const cursor of ['abc', forged, `${good}x`, Buffer.from(`p1.${page.body.data[0]?.id}.12.3`).toString('base64url'), Buffer.from(`p2.${page.body.data[0]?.id}.1`).toString('base64url')]) {
+      for (const cursor of [
+        'abc',
+        forged,
+        `${good}x`,
+        Buffer.from(`p1.${page.body.data[0]?.id}.12.3`).toString('base64url'),
+        Buffer.from(`p2.${page.body.data[0]?.id}.1`).toString('base64url'),
+      ]) {
         const res = await api.request<InvalidRequest>({ method: 'GET', url: `/api/v1/posts?cursor=${encodeURIComponent(cursor)}`, key: u.key });
         expect(res.status, cursor).toBe(400);
         expect(res.body.details).toEqual([expect.objectContaining({ code: 'invalid_string', received: cursor, path: ['cursor'] })]);

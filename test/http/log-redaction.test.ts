@@ -33,7 +33,10 @@ describe('the log redaction', () => {
 
     const out = output();
     expect(out.match(/S-[\w-]+/g) ?? []).toEqual([]);
-    const lines = out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines).toHaveLength(8);
     expect(lines[0]).toMatchObject({ accessToken: '[redacted]', password: '[redacted]', secret: '[redacted]' });
     expect(lines[1]).toMatchObject({ account: { credentials: '[redacted]', appPassword: '[redacted]' } });

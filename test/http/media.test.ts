@@ -24,7 +24,6 @@ beforeAll(() => {
 });
 afterAll(() => files?.cleanup());
 
-
 function upload<T = Schemas['Media']>(key: string, parts: Parameters<typeof multipartBody>[0]): Promise<ApiResponse<T>> {
   const { payload, contentType } = multipartBody(parts);
   return api.request<T>({ method: 'POST', url: '/api/v1/media', key, payload, headers: { 'content-type': contentType } });
@@ -167,8 +166,18 @@ describe('POST /api/v1/media', () => {
     expect(json.body).toEqual({ error: 'Unsupported content type: send multipart/form-data' });
     // A multipart body cut short or without its boundary is a 400 (found by the fuzz test: it was a 500).
     for (const payload of ['not multipart', '--b\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\n\r\nabc']) {
-      const malformed = await api.request<InvalidRequest>({ method: 'POST', url: '/api/v1/media', key: u.key, payload, headers: { 'content-type': 'multipart/form-data; boundary=b' } });
-      expect([malformed.status, malformed.body.error, malformed.body.details[0]?.message]).toEqual([400, 'Invalid request', 'Malformed multipart/form-data body']);
+      const malformed = await api.request<InvalidRequest>({
+        method: 'POST',
+        url: '/api/v1/media',
+        key: u.key,
+        payload,
+        headers: { 'content-type': 'multipart/form-data; boundary=b' },
+      });
+      expect([malformed.status, malformed.body.error, malformed.body.details[0]?.message]).toEqual([
+        400,
+        'Invalid request',
+        'Malformed multipart/form-data body',
+      ]);
     }
     const untyped = await api.request({ method: 'POST', url: '/api/v1/media', key: u.key });
     expect([untyped.status, untyped.body]).toEqual([415, { error: 'Unsupported content type: send multipart/form-data' }]);
@@ -261,7 +270,12 @@ describe('GET /api/v1/media and DELETE /api/v1/media/{id}', () => {
     const u = await userWithKey(api.db);
     const x = await account(api.db, u.userId, 'x');
     const image = (await upload(u.key, [{ name: 'file', value: files.png64, filename: 'a.png' }])).body;
-    const draft = await api.request<Schemas['PostCreateResult']>({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [x], caption: 'd', mediaIds: [image.id] } });
+    const draft = await api.request<Schemas['PostCreateResult']>({
+      method: 'POST',
+      url: '/api/v1/posts',
+      key: u.key,
+      body: { accountIds: [x], caption: 'd', mediaIds: [image.id] },
+    });
     const res = await api.request({ method: 'DELETE', url: `/api/v1/media/${image.id}`, key: u.key });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ success: true });

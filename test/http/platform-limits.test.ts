@@ -16,15 +16,31 @@ async function create(key: string, body: object): Promise<ApiResponse<Schemas['E
   return api.request({ method: 'POST', url: '/api/v1/posts', key, body });
 }
 
-
 describe('GET /api/v1/platforms', () => {
   it('publishes the same table the checks read, to callers with a key', async () => {
     const u = await userWithKey(api.db);
     const res = await api.request<Schemas['PlatformList']>({ method: 'GET', url: '/api/v1/platforms', key: u.key });
     expect(res.status).toBe(200);
-    expect(res.body.data.map((p) => p.id)).toEqual(['x', 'instagram', 'facebook', 'linkedin', 'threads', 'bluesky', 'tiktok', 'youtube', 'pinterest', 'mastodon', 'reddit']);
+    expect(res.body.data.map((p) => p.id)).toEqual([
+      'x',
+      'instagram',
+      'facebook',
+      'linkedin',
+      'threads',
+      'bluesky',
+      'tiktok',
+      'youtube',
+      'pinterest',
+      'mastodon',
+      'reddit',
+    ]);
     // No app is configured here: X connects through its consent page, but not on this server.
-    const connects: Record<string, [string, boolean]> = { x: ['oauth', false], linkedin: ['oauth', false], bluesky: ['credentials', true], mastodon: ['credentials', true] };
+    const connects: Record<string, [string, boolean]> = {
+      x: ['oauth', false],
+      linkedin: ['oauth', false],
+      bluesky: ['credentials', true],
+      mastodon: ['credentials', true],
+    };
     const expected = platformRules.map((rules) => ({ ...rules, connect: connects[rules.id]?.[0] ?? 'sandbox', configured: connects[rules.id]?.[1] ?? false }));
     expect(res.body).toEqual({ data: JSON.parse(JSON.stringify(expected)) as unknown });
     expect((await api.request({ method: 'GET', url: '/api/v1/platforms' })).status).toBe(401);
@@ -97,17 +113,58 @@ describe('POST /api/v1/posts against platform limits: 400 naming the limit, no d
       ['media required', { accountIds: [ig], caption: 'no picture' }, `Instagram post allows between 1 and 10 files; got 0 (account ${ig})`],
       ['mixing', { accountIds: [x], caption: 'hi', mediaIds: [square, clip] }, `X allows images or videos, not both; got 1 image and 1 video (account ${x})`],
       ['file size', { accountIds: [x], caption: 'hi', mediaIds: [huge] }, `X image allows at most 5 MB; got 6 MB (media ${huge}, account ${x})`],
-      ['aspect ratio', { accountIds: [ig], mediaIds: [tall] }, `Instagram post image allows an aspect ratio (width/height) between 0.8 and 1.91; got 0.5 from 1000x2000 (media ${tall}, account ${ig})`],
+      [
+        'aspect ratio',
+        { accountIds: [ig], mediaIds: [tall] },
+        `Instagram post image allows an aspect ratio (width/height) between 0.8 and 1.91; got 0.5 from 1000x2000 (media ${tall}, account ${ig})`,
+      ],
       ['mime type', { accountIds: [ig], mediaIds: [png] }, `Instagram post image allows image/jpeg; got image/png (media ${png}, account ${ig})`],
-      ['duration', { accountIds: [x], caption: 'hi', mediaIds: [long] }, stringMatching(new RegExp(`^X video allows .*140.*; got 150.*\\(media ${long}, account ${x}\\)$`))],
-      ['thread parts off thread', { accountIds: [x], caption: 'hi', threadParts: { [x]: ['a', 'b'] } }, `X post allows no thread parts (they need post type thread); got 2 (account ${x})`],
-      ['single-style thread', { accountIds: [li], postType: 'thread', threadParts: { [li]: ['a', 'b'] } }, `LinkedIn thread allows exactly 1 part carrying the full text; got 2 (account ${li})`],
-      ['first comment', { accountIds: [pin], mediaIds: [square], firstComment: 'c', accountOverrides: [{ accountId: pin, fields: { boardId: '123' } }] }, `Pinterest allows no first comment; got 1 character (account ${pin})`],
-      ['unknown field', { accountIds: [yt], postType: 'short', mediaIds: [clip], accountOverrides: [{ accountId: yt, fields: { foo: 1 } }] }, `YouTube allows fields title, privacyStatus, tags or selfDeclaredMadeForKids; got "foo" (account ${yt})`],
-      ['field type', { accountIds: [yt], postType: 'short', mediaIds: [clip], accountOverrides: [{ accountId: yt, fields: { title: 5 } }] }, `YouTube field "title" must be a string; got 5 (account ${yt})`],
+      [
+        'duration',
+        { accountIds: [x], caption: 'hi', mediaIds: [long] },
+        stringMatching(new RegExp(`^X video allows .*140.*; got 150.*\\(media ${long}, account ${x}\\)$`)),
+      ],
+      [
+        'thread parts off thread',
+        { accountIds: [x], caption: 'hi', threadParts: { [x]: ['a', 'b'] } },
+        `X post allows no thread parts (they need post type thread); got 2 (account ${x})`,
+      ],
+      [
+        'single-style thread',
+        { accountIds: [li], postType: 'thread', threadParts: { [li]: ['a', 'b'] } },
+        `LinkedIn thread allows exactly 1 part carrying the full text; got 2 (account ${li})`,
+      ],
+      [
+        'first comment',
+        { accountIds: [pin], mediaIds: [square], firstComment: 'c', accountOverrides: [{ accountId: pin, fields: { boardId: '123' } }] },
+        `Pinterest allows no first comment; got 1 character (account ${pin})`,
+      ],
+      [
+        'unknown field',
+        { accountIds: [yt], postType: 'short', mediaIds: [clip], accountOverrides: [{ accountId: yt, fields: { foo: 1 } }] },
+        `YouTube allows fields title, privacyStatus, tags or selfDeclaredMadeForKids; got "foo" (account ${yt})`,
+      ],
+      [
+        'field type',
+        { accountIds: [yt], postType: 'short', mediaIds: [clip], accountOverrides: [{ accountId: yt, fields: { title: 5 } }] },
+        `YouTube field "title" must be a string; got 5 (account ${yt})`,
+      ],
       ['required field', { accountIds: [reddit], caption: 'hi' }, `Reddit requires field "subreddit"; got none (account ${reddit})`],
-      ['field pattern', { accountIds: [reddit], caption: 'hi', accountOverrides: [{ accountId: reddit, fields: { subreddit: 'r/typescript', title: 'A title' } }] }, `Reddit field "subreddit" must be a subreddit name without r/ (letters, digits, _); got "r/typescript" (account ${reddit})`],
-      ['field total length', { accountIds: [yt], postType: 'short', mediaIds: [clip], accountOverrides: [{ accountId: yt, fields: { tags: ['a'.repeat(300), `b ${'c'.repeat(197)}`] } }] }, `YouTube field "tags" allows at most 500 characters in total; got 501 (account ${yt})`],
+      [
+        'field pattern',
+        { accountIds: [reddit], caption: 'hi', accountOverrides: [{ accountId: reddit, fields: { subreddit: 'r/typescript', title: 'A title' } }] },
+        `Reddit field "subreddit" must be a subreddit name without r/ (letters, digits, _); got "r/typescript" (account ${reddit})`,
+      ],
+      [
+        'field total length',
+        {
+          accountIds: [yt],
+          postType: 'short',
+          mediaIds: [clip],
+          accountOverrides: [{ accountId: yt, fields: { tags: ['a'.repeat(300), `b ${'c'.repeat(197)}`] } }],
+        },
+        `YouTube field "tags" allows at most 500 characters in total; got 501 (account ${yt})`,
+      ],
     ];
     for (const [name, body, message] of cases) {
       const res = await create(u.key, body);

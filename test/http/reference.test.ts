@@ -23,7 +23,10 @@ describe('the reference, served by the service without a key', () => {
   it('serves the built HTML reference at /docs, and says how to build it when it is missing', async () => {
     const html = join(api.media.root, 'reference.html');
     writeFileSync(html, '<!DOCTYPE html><html><body>Herald API</body></html>');
-    for (const [path, status] of [[html, 200], [join(api.media.root, 'missing.html'), 404]] as const) {
+    for (const [path, status] of [
+      [html, 200],
+      [join(api.media.root, 'missing.html'), 404],
+    ] as const) {
       const app = await buildApp({ context: api.state, referenceHtmlPath: path });
       try {
         const res = await injectChecked(app, { method: 'GET', url: '/docs' });

@@ -42,7 +42,14 @@ describe('security headers', () => {
     const res = await api.request({ method: 'GET', url: '/docs' });
     const policy = String(res.headers['content-security-policy']);
     expect(policy.split(';')).toEqual(
-      expect.arrayContaining(["default-src 'none'", "script-src 'unsafe-inline'", "style-src 'unsafe-inline'", "img-src 'self' data:", 'worker-src blob:', "frame-ancestors 'none'"]),
+      expect.arrayContaining([
+        "default-src 'none'",
+        "script-src 'unsafe-inline'",
+        "style-src 'unsafe-inline'",
+        "img-src 'self' data:",
+        'worker-src blob:',
+        "frame-ancestors 'none'",
+      ]),
     );
   });
 });

@@ -33,7 +33,7 @@ describe('the server on a socket', () => {
     // Rather than wait the minute: publish it now, and the server's in-process worker takes it.
     expect((await call('POST', `${url}/publish`, { key })).status).toBe(202);
     let post = scheduled;
-    for (const until = Date.now() + 20_000; post.body.status !== 'published' && Date.now() < until; ) {
+    for (const until = Date.now() + 20_000; post.body.status !== 'published' && Date.now() < until;) {
       await new Promise((resolve) => setTimeout(resolve, 200));
       post = await call<Schemas['PostDetail']>('GET', url, { key });
     }
@@ -82,7 +82,9 @@ describe('the server on a socket', () => {
         socket.on('error', reject);
         socket.setTimeout(10_000, () => socket.destroy(new Error('no answer in 10 s')));
       });
-    const huge = await raw(`GET /api/v1/posts HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${running.demo.key}\r\nX-Pad: ${'a'.repeat(20_000)}\r\n\r\n`);
+    const huge = await raw(
+      `GET /api/v1/posts HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${running.demo.key}\r\nX-Pad: ${'a'.repeat(20_000)}\r\n\r\n`,
+    );
     const [head, body] = huge.split('\r\n\r\n');
     expect(head?.split('\r\n')[0]).toBe('HTTP/1.1 431 Request Header Fields Too Large');
     expect(head).toContain('Content-Type: application/json; charset=utf-8');

@@ -12,7 +12,12 @@ const api = useTestApi();
 
 describe('responses outside the operations', () => {
   it('answers an unknown route with 404 in the error shape', async () => {
-    for (const [method, url] of [['GET', '/'], ['GET', '/api/v2/posts'], ['PUT', '/api/v1/posts'], ['GET', '/api/v1/posts/abc/extra']] as const) {
+    for (const [method, url] of [
+      ['GET', '/'],
+      ['GET', '/api/v2/posts'],
+      ['PUT', '/api/v1/posts'],
+      ['GET', '/api/v1/posts/abc/extra'],
+    ] as const) {
       const res = await api.request({ method, url });
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ error: 'Not found' });

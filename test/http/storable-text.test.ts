@@ -43,7 +43,14 @@ interface Field {
 }
 
 const FIELDS: Field[] = [
-  { name: 'caption', platform: 'bluesky', text: `Hi ${MARK}`, body: (acc, caption) => ({ accountIds: [acc], caption }), path: () => ['caption'], stored: (post) => post.caption },
+  {
+    name: 'caption',
+    platform: 'bluesky',
+    text: `Hi ${MARK}`,
+    body: (acc, caption) => ({ accountIds: [acc], caption }),
+    path: () => ['caption'],
+    stored: (post) => post.caption,
+  },
   {
     name: 'firstComment',
     platform: 'bluesky',
@@ -104,7 +111,13 @@ function rawBody(field: Field, acc: string, replacement: string): string {
 }
 
 function createPost(u: TestUser, payload: string) {
-  return api.request<PostCreateResult | ErrorBody>({ method: 'POST', url: '/api/v1/posts', key: u.key, payload, headers: { 'content-type': 'application/json' } });
+  return api.request<PostCreateResult | ErrorBody>({
+    method: 'POST',
+    url: '/api/v1/posts',
+    key: u.key,
+    payload,
+    headers: { 'content-type': 'application/json' },
+  });
 }
 
 describe('POST /api/v1/posts: text that cannot be stored is 400 at the field and writes nothing', () => {
@@ -142,7 +155,7 @@ describe('POST /api/v1/posts: text that cannot be stored is 400 at the field and
   }
 });
 
-describe('POST /api/v1/posts: ids holding NUL are not the caller\'s', () => {
+describe("POST /api/v1/posts: ids holding NUL are not the caller's", () => {
   it('answers 403 naming an account id with NUL, also when overrides and thread parts name it', async () => {
     const u = await userWithKey(api.db);
     const acc = await account(api.db, u.userId);

@@ -80,7 +80,12 @@ describe('POST /api/v1/posts/validate', () => {
     expect(invalid.body.details.map((d) => d.path)).toEqual([['accountIds']]);
     const notMine = await api.request({ method: 'POST', url: '/api/v1/posts/validate', key: u.key, body: { accountIds: [mine, foreign], caption: 'hi' } });
     expect(notMine).toMatchObject({ status: 403, body: { error: `Account not accessible: ${foreign}` } });
-    const past = await api.request<InvalidRequest>({ method: 'POST', url: '/api/v1/posts/validate', key: u.key, body: { accountIds: [mine], scheduledAt: '2020-01-01T00:00:00Z' } });
+    const past = await api.request<InvalidRequest>({
+      method: 'POST',
+      url: '/api/v1/posts/validate',
+      key: u.key,
+      body: { accountIds: [mine], scheduledAt: '2020-01-01T00:00:00Z' },
+    });
     expect(past.body.details.map((d) => [d.path, d.code])).toEqual([[['scheduledAt'], 'too_small']]);
     expect((await api.request({ method: 'POST', url: '/api/v1/posts/validate', body: { accountIds: [mine] } })).status).toBe(401);
   });

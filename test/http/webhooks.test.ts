@@ -92,7 +92,12 @@ describe('POST /api/v1/webhooks', () => {
     expect(Date.parse(res.body.createdAt)).toBeGreaterThanOrEqual(before);
 
     const stored = await row(res.body.id);
-    expect(stored).toMatchObject({ user_id: u.userId, url: 'https://example.com/herald/events', event_types: ['post.failed', 'post.published', 'ping'], previous_secret: null });
+    expect(stored).toMatchObject({
+      user_id: u.userId,
+      url: 'https://example.com/herald/events',
+      event_types: ['post.failed', 'post.published', 'ping'],
+      previous_secret: null,
+    });
     expect(stored?.secret).not.toContain(res.body.secret);
     expect(stored?.secret).not.toContain(res.body.secret.slice('whsec_'.length));
     expect(open(stored?.secret ?? null)).toBe(res.body.secret);
@@ -147,7 +152,14 @@ describe('webhook URLs without HERALD_ALLOW_PRIVATE_NETWORK', () => {
     const app = await buildApp({ context: state });
     try {
       const u = await userWithKey(api.db);
-      const refused = ['http://example.com/hooks', 'https://127.0.0.1/hooks', 'https://10.0.0.5/hooks', 'https://169.254.169.254/latest', 'https://[::1]/hooks', 'https://[::127.0.0.1]/hooks'];
+      const refused = [
+        'http://example.com/hooks',
+        'https://127.0.0.1/hooks',
+        'https://10.0.0.5/hooks',
+        'https://169.254.169.254/latest',
+        'https://[::1]/hooks',
+        'https://[::127.0.0.1]/hooks',
+      ];
       const errors: string[] = [];
       for (const url of refused) {
         const res = await injectChecked<Schemas['Error']>(app, { method: 'POST', url: '/api/v1/webhooks', key: u.key, body: { url, eventTypes: ['ping'] } });
@@ -155,14 +167,26 @@ describe('webhook URLs without HERALD_ALLOW_PRIVATE_NETWORK', () => {
         expect(res.body.error, url).toMatch(/^URL not allowed: /);
         errors.push(res.body.error);
       }
-      expect(errors[2]).toBe('URL not allowed: 10.0.0.5 is a private address; only public addresses are allowed (set HERALD_ALLOW_PRIVATE_NETWORK=true for a private network)');
+      expect(errors[2]).toBe(
+        'URL not allowed: 10.0.0.5 is a private address; only public addresses are allowed (set HERALD_ALLOW_PRIVATE_NETWORK=true for a private network)',
+      );
       expect(await endpointCount(u.userId)).toBe(0);
 
-      const created = await injectChecked<WebhookWithSecret>(app, { method: 'POST', url: '/api/v1/webhooks', key: u.key, body: { url: 'https://example.com/hooks', eventTypes: ['ping'] } });
+      const created = await injectChecked<WebhookWithSecret>(app, {
+        method: 'POST',
+        url: '/api/v1/webhooks',
+        key: u.key,
+        body: { url: 'https://example.com/hooks', eventTypes: ['ping'] },
+      });
       expect(created.status).toBe(201);
       const before = await row(created.body.id);
       for (const url of refused) {
-        const res = await injectChecked<Schemas['Error']>(app, { method: 'PATCH', url: `/api/v1/webhooks/${created.body.id}`, key: u.key, body: { url, description: 'changed' } });
+        const res = await injectChecked<Schemas['Error']>(app, {
+          method: 'PATCH',
+          url: `/api/v1/webhooks/${created.body.id}`,
+          key: u.key,
+          body: { url, description: 'changed' },
+        });
         expect(res.status, url).toBe(400);
         expect(res.body.error, url).toMatch(/^URL not allowed: /);
       }
@@ -237,7 +261,12 @@ describe('PATCH /api/v1/webhooks/{id}', () => {
     expect(res.body).toEqual({ ...created, url: 'https://example.org/new', updatedAt: stringMatching(ISO) });
     expect(Date.parse(res.body.updatedAt)).toBeGreaterThanOrEqual(before);
 
-    const types = await api.request<Webhook>({ method: 'PATCH', url: `/api/v1/webhooks/${created.id}`, key: u.key, body: { eventTypes: ['target.failed'], description: null } });
+    const types = await api.request<Webhook>({
+      method: 'PATCH',
+      url: `/api/v1/webhooks/${created.id}`,
+      key: u.key,
+      body: { eventTypes: ['target.failed'], description: null },
+    });
     expect(types.body).toMatchObject({ url: 'https://example.org/new', eventTypes: ['target.failed'], description: null, enabled: true });
     const stored = await row(created.id);
     expect(stored).toMatchObject({ url: 'https://example.org/new', event_types: ['target.failed'], description: null, secret: sealed });
@@ -263,7 +292,12 @@ describe('PATCH /api/v1/webhooks/{id}', () => {
     const created = await createWebhook(u);
     await disableAsHerald(created.id);
     const disabled = await api.request<Webhook>({ method: 'GET', url: `/api/v1/webhooks/${created.id}`, key: u.key });
-    expect(disabled.body).toMatchObject({ enabled: false, disabledReason: 'Disabled after event evt_x failed all 8 attempts', disabledAt: '2026-01-02T03:04:05.000Z', consecutiveFailures: 8 });
+    expect(disabled.body).toMatchObject({
+      enabled: false,
+      disabledReason: 'Disabled after event evt_x failed all 8 attempts',
+      disabledAt: '2026-01-02T03:04:05.000Z',
+      consecutiveFailures: 8,
+    });
 
     const res = await api.request<Webhook>({ method: 'PATCH', url: `/api/v1/webhooks/${created.id}`, key: u.key, body: { enabled: true } });
     expect(res.status).toBe(200);
@@ -276,7 +310,12 @@ describe('PATCH /api/v1/webhooks/{id}', () => {
     const created = await createWebhook(u);
     await disableAsHerald(created.id);
     const res = await api.request<Webhook>({ method: 'PATCH', url: `/api/v1/webhooks/${created.id}`, key: u.key, body: { description: 'looking into it' } });
-    expect(res.body).toMatchObject({ description: 'looking into it', enabled: false, disabledReason: 'Disabled after event evt_x failed all 8 attempts', consecutiveFailures: 8 });
+    expect(res.body).toMatchObject({
+      description: 'looking into it',
+      enabled: false,
+      disabledReason: 'Disabled after event evt_x failed all 8 attempts',
+      consecutiveFailures: 8,
+    });
   });
 
   it('refuses an empty or invalid body with details, changing nothing', async () => {
@@ -295,7 +334,12 @@ describe('PATCH /api/v1/webhooks/{id}', () => {
       expect(res.status, name).toBe(400);
       expect(res.body.details, name).toEqual([expect.objectContaining(detail)]);
     }
-    const refused = await api.request<Schemas['Error']>({ method: 'PATCH', url: `/api/v1/webhooks/${created.id}`, key: u.key, body: { url: 'gopher://example.com', enabled: false } });
+    const refused = await api.request<Schemas['Error']>({
+      method: 'PATCH',
+      url: `/api/v1/webhooks/${created.id}`,
+      key: u.key,
+      body: { url: 'gopher://example.com', enabled: false },
+    });
     expect(refused.status).toBe(400);
     expect(refused.body.error).toMatch(/^URL not allowed: /);
     expect(await row(created.id)).toEqual(before);
@@ -331,7 +375,11 @@ describe('POST /api/v1/webhooks/{id}/rotate-secret', () => {
     const u = await userWithKey(api.db);
     const created = await createWebhook(u);
     const before = Date.now();
-    const week = await api.request<WebhookWithSecret>({ method: 'POST', url: `/api/v1/webhooks/${created.id}/rotate-secret?overlapSeconds=604800`, key: u.key });
+    const week = await api.request<WebhookWithSecret>({
+      method: 'POST',
+      url: `/api/v1/webhooks/${created.id}/rotate-secret?overlapSeconds=604800`,
+      key: u.key,
+    });
     expect(Date.parse(week.body.previousSecretExpiresAt ?? '')).toBeGreaterThanOrEqual(before + 7 * DAY_MS);
 
     const now = await api.request<WebhookWithSecret>({ method: 'POST', url: `/api/v1/webhooks/${created.id}/rotate-secret?overlapSeconds=0`, key: u.key });
@@ -357,7 +405,11 @@ describe('POST /api/v1/webhooks/{id}/rotate-secret', () => {
     const u = await userWithKey(api.db);
     const created = await createWebhook(u);
     await api.request({ method: 'POST', url: `/api/v1/webhooks/${created.id}/rotate-secret`, key: u.key });
-    await api.db.updateTable('webhook_endpoints').set({ previous_secret_expires_at: new Date(Date.now() - 1000) }).where('id', '=', created.id).execute();
+    await api.db
+      .updateTable('webhook_endpoints')
+      .set({ previous_secret_expires_at: new Date(Date.now() - 1000) })
+      .where('id', '=', created.id)
+      .execute();
     const got = await api.request<Webhook>({ method: 'GET', url: `/api/v1/webhooks/${created.id}`, key: u.key });
     expect(got.body.previousSecretExpiresAt).toBeNull();
     const listed = await api.request<Schemas['WebhookList']>({ method: 'GET', url: '/api/v1/webhooks', key: u.key });
@@ -387,7 +439,13 @@ describe('a secret in an answer kept for an Idempotency-Key', () => {
   it('is kept only sealed, and a retry with the same key shows the same secret again, doing nothing twice', async () => {
     const u = await userWithKey(api.db);
     const send = (url: string, body?: object) =>
-      api.request<WebhookWithSecret>({ method: 'POST', url, key: u.key, headers: { 'idempotency-key': 'lost-answer' }, ...(body === undefined ? {} : { body }) });
+      api.request<WebhookWithSecret>({
+        method: 'POST',
+        url,
+        key: u.key,
+        headers: { 'idempotency-key': 'lost-answer' },
+        ...(body === undefined ? {} : { body }),
+      });
     const body = { url: 'https://example.com/hooks', eventTypes: ['post.published'] };
     const created = await send('/api/v1/webhooks', body);
     expect(created.status).toBe(201);
@@ -421,7 +479,10 @@ async function deliveryWithAttempts(endpointId: string, userId: string, attempts
   const eventId = `evt_${randomBytes(8).toString('hex')}`;
   const deliveryId = `dlv_${randomBytes(8).toString('hex')}`;
   await api.db.insertInto('webhook_events').values({ id: eventId, user_id: userId, type: 'post.failed', body: '{}' }).execute();
-  await api.db.insertInto('webhook_deliveries').values({ id: deliveryId, event_id: eventId, endpoint_id: endpointId, state: 'failed', attempts: attempts.length }).execute();
+  await api.db
+    .insertInto('webhook_deliveries')
+    .values({ id: deliveryId, event_id: eventId, endpoint_id: endpointId, state: 'failed', attempts: attempts.length })
+    .execute();
   for (const a of attempts) {
     await api.db
       .insertInto('webhook_attempts')
@@ -491,7 +552,9 @@ describe('POST /api/v1/webhooks/{id}/test', () => {
     await disableAsHerald(created.id);
     const res = await api.request<Schemas['PingEvent']>({ method: 'POST', url: `/api/v1/webhooks/${created.id}/test`, key: u.key });
     expect(res.status).toBe(202);
-    expect(await api.db.selectFrom('webhook_deliveries').select('endpoint_id').where('event_id', '=', res.body.id).execute()).toEqual([{ endpoint_id: created.id }]);
+    expect(await api.db.selectFrom('webhook_deliveries').select('endpoint_id').where('event_id', '=', res.body.id).execute()).toEqual([
+      { endpoint_id: created.id },
+    ]);
     expect(await row(created.id)).toMatchObject({ enabled: false, consecutive_failures: 8 });
   });
 });
@@ -531,7 +594,11 @@ describe('GET /api/v1/webhooks/{id}/deliveries', () => {
     });
     expect(res.body.data[1]).toMatchObject({ succeeded: true, statusCode: 204, error: null, responseExcerpt: null, nextAttemptAt: null });
 
-    const page = await api.request<Schemas['WebhookDeliveryList']>({ method: 'GET', url: `/api/v1/webhooks/${created.id}/deliveries?limit=1&offset=1`, key: u.key });
+    const page = await api.request<Schemas['WebhookDeliveryList']>({
+      method: 'GET',
+      url: `/api/v1/webhooks/${created.id}/deliveries?limit=1&offset=1`,
+      key: u.key,
+    });
     expect(page.body).toMatchObject({ limit: 1, offset: 1 });
     expect(page.body.data.map((d) => [d.eventId, d.attempt])).toEqual([[first, 2]]);
     const past = await api.request<Schemas['WebhookDeliveryList']>({ method: 'GET', url: `/api/v1/webhooks/${created.id}/deliveries?offset=3`, key: u.key });

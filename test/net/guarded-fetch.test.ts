@@ -185,9 +185,7 @@ describe('in both modes', () => {
   it.each([false, true])('refuses ftp: and file: URLs (allowPrivateNetwork %s)', async (allowPrivateNetwork) => {
     const guardedFetch = createGuardedFetch({ allowPrivateNetwork });
     const only = allowPrivateNetwork ? 'https and http' : 'https';
-    expect((await refusal(guardedFetch(`ftp://127.0.0.1:${target.port}/`))).message).toBe(
-      `URL not allowed: ftp is refused; only ${only} URLs are allowed`,
-    );
+    expect((await refusal(guardedFetch(`ftp://127.0.0.1:${target.port}/`))).message).toBe(`URL not allowed: ftp is refused; only ${only} URLs are allowed`);
     expect((await refusal(guardedFetch('file:///etc/passwd'))).message).toBe(`URL not allowed: file is refused; only ${only} URLs are allowed`);
     expect(() => assertUrlAllowed('javascript:alert(1)', allowPrivateNetwork)).toThrow(UrlNotAllowedError);
   });

@@ -18,7 +18,9 @@ async function listenerPids(): Promise<number[]> {
   const client = new pg.Client({ connectionString: database.url });
   await client.connect();
   try {
-    const { rows } = await client.query<{ pid: number }>(`select pid from pg_stat_activity where datname = current_database() and query = $1`, [`listen "${API_KEY_CHANGES_CHANNEL}"`]);
+    const { rows } = await client.query<{ pid: number }>(`select pid from pg_stat_activity where datname = current_database() and query = $1`, [
+      `listen "${API_KEY_CHANGES_CHANNEL}"`,
+    ]);
     return rows.map((r) => r.pid);
   } finally {
     await client.end();

@@ -20,10 +20,22 @@ afterAll(async () => {
 describe('three herald worker processes on one Postgres', () => {
   it('publish a thousand due posts of three targets, each target exactly once, none left behind', async () => {
     const { userId } = await userWithKey(database.db);
-    const accounts = [await account(database.db, userId, 'x', 'a'), await account(database.db, userId, 'linkedin', 'b'), await account(database.db, userId, 'threads', 'c')];
+    const accounts = [
+      await account(database.db, userId, 'x', 'a'),
+      await account(database.db, userId, 'linkedin', 'b'),
+      await account(database.db, userId, 'threads', 'c'),
+    ];
     // Due a second ago, as after a short outage: well within the lateness bound.
     const due = new Date(Date.now() - 1000);
-    const posts = Array.from({ length: POSTS }, (_, i) => ({ id: newId('post'), user_id: userId, caption: `post ${i}`, post_type: 'post', status: 'scheduled' as const, scheduled_at: due, next_check_at: due }));
+    const posts = Array.from({ length: POSTS }, (_, i) => ({
+      id: newId('post'),
+      user_id: userId,
+      caption: `post ${i}`,
+      post_type: 'post',
+      status: 'scheduled' as const,
+      scheduled_at: due,
+      next_check_at: due,
+    }));
     for (let i = 0; i < POSTS; i += 250) {
       const chunk = posts.slice(i, i + 250);
       await database.db.insertInto('posts').values(chunk).execute();
@@ -54,7 +66,11 @@ describe('three herald worker processes on one Postgres', () => {
     expect(parts.n).toBe(POSTS * TARGETS);
     const left = await database.db.selectFrom('post_targets').select('state').where('state', '<>', 'published').execute();
     expect(left).toEqual([]);
-    const statuses = await database.db.selectFrom('posts').select(['status', sql<number>`count(*)::int`.as('n')]).groupBy('status').execute();
+    const statuses = await database.db
+      .selectFrom('posts')
+      .select(['status', sql<number>`count(*)::int`.as('n')])
+      .groupBy('status')
+      .execute();
     expect(statuses).toEqual([{ status: 'published', n: POSTS }]);
   }, 240_000);
 });
@@ -64,17 +80,28 @@ describe('herald worker, running', () => {
     const { userId } = await userWithKey(database.db);
     const x = await account(database.db, userId, 'x', 'w');
     const scheduledAt = new Date(Date.now() + 1500);
-    const { id } = await createPost(database.db, userId, { accountIds: [x], caption: 'on time', postType: 'post', scheduledAt: scheduledAt.toISOString() }, new Date());
-    const env = { DATABASE_URL: database.url, HERALD_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'), HERALD_DATA_DIR: '/nonexistent-herald-data', LOG_LEVEL: 'info' };
+    const { id } = await createPost(
+      database.db,
+      userId,
+      { accountIds: [x], caption: 'on time', postType: 'post', scheduledAt: scheduledAt.toISOString() },
+      new Date(),
+    );
+    const env = {
+      DATABASE_URL: database.url,
+      HERALD_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'),
+      HERALD_DATA_DIR: '/nonexistent-herald-data',
+      LOG_LEVEL: 'info',
+    };
     const workers = [heraldSpawn(['worker'], env, 'pipe'), heraldSpawn(['worker'], env, 'pipe')];
     const logs = workers.map(() => '');
     workers.forEach((w, i) => w.stderr?.on('data', (chunk: Buffer) => (logs[i] += chunk.toString())));
     const exits = workers.map((w) => new Promise<number | null>((resolve) => w.once('exit', resolve)));
     // SIGTERM is for running workers: one still loading its modules has no handler yet and dies of it.
-    for (const until = Date.now() + 30_000; !logs.every((l) => l.includes('worker started')) && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 100));
+    for (const until = Date.now() + 30_000; !logs.every((l) => l.includes('worker started')) && Date.now() < until;)
+      await new Promise((resolve) => setTimeout(resolve, 100));
     try {
       let status = '';
-      for (const until = Date.now() + 30_000; status !== 'published' && Date.now() < until; ) {
+      for (const until = Date.now() + 30_000; status !== 'published' && Date.now() < until;) {
         await new Promise((resolve) => setTimeout(resolve, 200));
         status = (await database.db.selectFrom('posts').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
       }

@@ -20,7 +20,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe('Postgres stopped under load, then back', () => {
   it('answers 503 quickly meanwhile, loses no acknowledged post, makes none twice, and publishes every one exactly once without a restart', async () => {
     const { userId, key } = await userWithKey(pg.database.db);
-    const accounts = [await account(pg.database.db, userId, 'x', 'a'), await account(pg.database.db, userId, 'linkedin', 'b'), await account(pg.database.db, userId, 'threads', 'c')];
+    const accounts = [
+      await account(pg.database.db, userId, 'x', 'a'),
+      await account(pg.database.db, userId, 'linkedin', 'b'),
+      await account(pg.database.db, userId, 'threads', 'c'),
+    ];
     const server = await startTestServer({ databaseUrl: pg.url, migrateOnStart: true, rateLimits: UNLIMITED });
     await server.ready;
     const statuses = new Map<number, number>();

@@ -41,7 +41,14 @@ async function connected(service?: 'through proxy'): Promise<{ account: TestAcco
 }
 
 function parts(texts: string[], media: MediaToPublish[] = []): PartToPublish[] {
-  return texts.map((text, index) => ({ index, text, media: index === 0 ? media : [], material: publisher.newPartMaterial(new Date()), published: null, progress: null }));
+  return texts.map((text, index) => ({
+    index,
+    text,
+    media: index === 0 ? media : [],
+    material: publisher.newPartMaterial(new Date()),
+    published: null,
+    progress: null,
+  }));
 }
 
 function image(bytes: Buffer, fields: Partial<MediaToPublish> = {}): MediaToPublish {
@@ -64,7 +71,15 @@ async function publish(credentials: BlueskyCredentials, toPublish: PartToPublish
   const refreshed: BlueskyCredentials[] = [];
   const published: [number, PublishedPart][] = [];
   const outcome = await publisher.publish(
-    { account: { id: 'acc_1', platform: 'bluesky', username: credentials.handle, platformUserId: credentials.did }, credentials, parts: toPublish, fields: {}, firstAttemptAt: new Date(), inDoubt: false, now: new Date() },
+    {
+      account: { id: 'acc_1', platform: 'bluesky', username: credentials.handle, platformUserId: credentials.did },
+      credentials,
+      parts: toPublish,
+      fields: {},
+      firstAttemptAt: new Date(),
+      inDoubt: false,
+      now: new Date(),
+    },
     {
       // The token source, as the engine gives it, for one publication: refresh, store, hand back.
       refreshCredentials: async (refresh) => {
@@ -143,7 +158,9 @@ describe('Bluesky publisher against a real PDS', { timeout: 90_000 }, () => {
       const rkey = toPublish[0]!.material.key;
       const record = await pds.getRecord(account.did, rkey);
       expect(record).not.toBeNull();
-      expect(publishedParts(outcome)).toEqual([{ platformPostId: record!.uri, url: `https://bsky.app/profile/${account.handle}/post/${rkey}`, cid: record!.cid }]);
+      expect(publishedParts(outcome)).toEqual([
+        { platformPostId: record!.uri, url: `https://bsky.app/profile/${account.handle}/post/${rkey}`, cid: record!.cid },
+      ]);
       expect(record!.uri).toBe(`at://${account.did}/app.bsky.feed.post/${rkey}`);
       expect(published).toEqual([[0, publishedParts(outcome)[0]]]);
 
@@ -156,12 +173,21 @@ describe('Bluesky publisher against a real PDS', { timeout: 90_000 }, () => {
       // RichText types some facets and not others: the facet-level $type is optional, so it is left out here.
       const facets = (record!.value.facets as { $type?: string }[]).map(({ $type: _type, ...facet }) => facet);
       expect(facets).toEqual([
-        { index: { byteStart: linkStart, byteEnd: linkStart + bytes('https://example.com/x') }, features: [{ $type: 'app.bsky.richtext.facet#link', uri: 'https://example.com/x' }] },
+        {
+          index: { byteStart: linkStart, byteEnd: linkStart + bytes('https://example.com/x') },
+          features: [{ $type: 'app.bsky.richtext.facet#link', uri: 'https://example.com/x' }],
+        },
         { index: { byteStart: tagStart, byteEnd: tagStart + bytes('#herald') }, features: [{ $type: 'app.bsky.richtext.facet#tag', tag: 'herald' }] },
-        { index: { byteStart: mentionStart, byteEnd: mentionStart + bytes('@carol.test') }, features: [{ $type: 'app.bsky.richtext.facet#mention', did: friend.did }] },
+        {
+          index: { byteStart: mentionStart, byteEnd: mentionStart + bytes('@carol.test') },
+          features: [{ $type: 'app.bsky.richtext.facet#mention', did: friend.did }],
+        },
       ]);
 
-      const embed = record!.value.embed as { $type: string; images: { image: { ref: { $link: string }; mimeType: string; size: number }; alt: string; aspectRatio: unknown }[] };
+      const embed = record!.value.embed as {
+        $type: string;
+        images: { image: { ref: { $link: string }; mimeType: string; size: number }; alt: string; aspectRatio: unknown }[];
+      };
       expect(embed).toMatchObject({
         $type: 'app.bsky.embed.images',
         images: [{ image: { mimeType: 'image/png', size: png40x30.length }, alt: 'A red rectangle', aspectRatio: { width: 40, height: 30 } }],
@@ -174,7 +200,9 @@ describe('Bluesky publisher against a real PDS', { timeout: 90_000 }, () => {
       const toPublish = parts([''], [image(png8, { altText: null, width: null, height: null })]);
       publishedParts((await publish(credentials, toPublish)).outcome);
       const record = await pds.getRecord(account.did, toPublish[0]!.material.key);
-      expect((record!.value.embed as { images: unknown[] }).images).toEqual([{ image: expect.objectContaining({ mimeType: 'image/png' }) as unknown, alt: '' }]);
+      expect((record!.value.embed as { images: unknown[] }).images).toEqual([
+        { image: expect.objectContaining({ mimeType: 'image/png' }) as unknown, alt: '' },
+      ]);
     });
 
     test('a thread and its first comment chain as replies to the root and to the part before', async () => {
@@ -235,7 +263,15 @@ describe('Bluesky publisher against a real PDS', { timeout: 90_000 }, () => {
       // Refused on its kind, before its bytes are read: any bytes do.
       const video = image(Buffer.from('not really an mp4'), { kind: 'video', mime: 'video/mp4', durationMs: 2000 });
       const { outcome } = await publish(credentials, parts(['With a video'], [video]));
-      expect(outcome).toEqual({ kind: 'failed', category: 'media_error', message: 'Publishing a video to Bluesky is not supported yet', retryable: false, retryAfter: null, mayHaveCommitted: false, credentialsRevoked: false });
+      expect(outcome).toEqual({
+        kind: 'failed',
+        category: 'media_error',
+        message: 'Publishing a video to Bluesky is not supported yet',
+        retryable: false,
+        retryAfter: null,
+        mayHaveCommitted: false,
+        credentialsRevoked: false,
+      });
       expect(await pds.listRecords(account.did)).toEqual([]);
     });
 
@@ -291,7 +327,9 @@ describe('Bluesky publisher against a real PDS', { timeout: 90_000 }, () => {
 
     test('a refresh that meets a server error is retried later, the session kept', async () => {
       const { credentials } = await connected('through proxy');
-      proxy.plan(({ path }) => (path === '/xrpc/com.atproto.server.refreshSession' ? { kind: 'answer', status: 503, body: '{"error":"Unavailable","message":"try later"}' } : undefined));
+      proxy.plan(({ path }) =>
+        path === '/xrpc/com.atproto.server.refreshSession' ? { kind: 'answer', status: 503, body: '{"error":"Unavailable","message":"try later"}' } : undefined,
+      );
       const { outcome, refreshed } = await publish({ ...credentials, accessJwt: 'not-a-token' }, parts(['Later']));
       expect(outcome).toMatchObject({ kind: 'failed', category: 'platform_error', retryable: true, credentialsRevoked: false, mayHaveCommitted: false });
       expect(refreshed).toEqual([]);
@@ -304,17 +342,32 @@ describe('Bluesky publisher against a real PDS', { timeout: 90_000 }, () => {
       const reset = Math.floor(Date.now() / 1000) + 600;
       proxy.plan(({ path }) =>
         path === '/xrpc/com.atproto.repo.putRecord'
-          ? { kind: 'answer', status: 429, headers: { 'ratelimit-reset': String(reset), 'ratelimit-remaining': '0' }, body: '{"error":"RateLimitExceeded","message":"Rate Limit Exceeded"}' }
+          ? {
+              kind: 'answer',
+              status: 429,
+              headers: { 'ratelimit-reset': String(reset), 'ratelimit-remaining': '0' },
+              body: '{"error":"RateLimitExceeded","message":"Rate Limit Exceeded"}',
+            }
           : undefined,
       );
       const { outcome } = await publish(credentials, parts(['Too fast']));
-      expect(outcome).toEqual({ kind: 'failed', category: 'rate_limited', message: 'Rate Limit Exceeded', retryable: true, retryAfter: new Date(reset * 1000), mayHaveCommitted: false, credentialsRevoked: false });
+      expect(outcome).toEqual({
+        kind: 'failed',
+        category: 'rate_limited',
+        message: 'Rate Limit Exceeded',
+        retryable: true,
+        retryAfter: new Date(reset * 1000),
+        mayHaveCommitted: false,
+        credentialsRevoked: false,
+      });
       expect(await pds.listRecords(account.did)).toEqual([]);
     });
 
     test('a 429 with only Retry-After waits that long', async () => {
       const { credentials } = await connected('through proxy');
-      proxy.plan(({ path }) => (path === '/xrpc/com.atproto.repo.putRecord' ? { kind: 'answer', status: 429, headers: { 'retry-after': '120' }, body: '' } : undefined));
+      proxy.plan(({ path }) =>
+        path === '/xrpc/com.atproto.repo.putRecord' ? { kind: 'answer', status: 429, headers: { 'retry-after': '120' }, body: '' } : undefined,
+      );
       const before = Date.now();
       const { outcome } = await publish(credentials, parts(['Too fast']));
       expect(outcome).toMatchObject({ kind: 'failed', category: 'rate_limited', retryable: true });
@@ -367,16 +420,32 @@ describe('Bluesky publisher against a real PDS', { timeout: 90_000 }, () => {
 
     test('a server error on the image upload is retried and nothing was written', async () => {
       const { account, credentials } = await connected('through proxy');
-      proxy.plan(({ path }) => (path === '/xrpc/com.atproto.repo.uploadBlob' ? { kind: 'answer', status: 500, body: '{"error":"InternalServerError","message":"Internal Server Error"}' } : undefined));
+      proxy.plan(({ path }) =>
+        path === '/xrpc/com.atproto.repo.uploadBlob'
+          ? { kind: 'answer', status: 500, body: '{"error":"InternalServerError","message":"Internal Server Error"}' }
+          : undefined,
+      );
       const { outcome } = await publish(credentials, parts(['With an image'], [image(png8, { width: 8, height: 8 })]));
-      expect(outcome).toEqual({ kind: 'failed', category: 'platform_error', message: 'Internal Server Error', retryable: true, retryAfter: null, mayHaveCommitted: false, credentialsRevoked: false });
+      expect(outcome).toEqual({
+        kind: 'failed',
+        category: 'platform_error',
+        message: 'Internal Server Error',
+        retryable: true,
+        retryAfter: null,
+        mayHaveCommitted: false,
+        credentialsRevoked: false,
+      });
       expect(proxy.requests.map((r) => r.path)).not.toContain('/xrpc/com.atproto.repo.putRecord');
       expect(await pds.listRecords(account.did)).toEqual([]);
     });
 
     test('an image the PDS refuses as too large is a media error', async () => {
       const { credentials } = await connected('through proxy');
-      proxy.plan(({ path }) => (path === '/xrpc/com.atproto.repo.uploadBlob' ? { kind: 'answer', status: 413, body: '{"error":"BlobTooLarge","message":"This file is too large"}' } : undefined));
+      proxy.plan(({ path }) =>
+        path === '/xrpc/com.atproto.repo.uploadBlob'
+          ? { kind: 'answer', status: 413, body: '{"error":"BlobTooLarge","message":"This file is too large"}' }
+          : undefined,
+      );
       const { outcome } = await publish(credentials, parts([''], [image(png8)]));
       expect(outcome).toMatchObject({ kind: 'failed', category: 'media_error', message: 'This file is too large', retryable: false });
     });

@@ -26,13 +26,23 @@ function mediaFile(bytes: Buffer) {
 
 describe('chunkRanges', () => {
   it('cuts a file into chunks of the given size, the last one short', () => {
-    expect(chunkRanges(10, 4)).toEqual([{ start: 0, end: 3 }, { start: 4, end: 7 }, { start: 8, end: 9 }]);
-    expect(chunkRanges(8, 4)).toEqual([{ start: 0, end: 3 }, { start: 4, end: 7 }]);
+    expect(chunkRanges(10, 4)).toEqual([
+      { start: 0, end: 3 },
+      { start: 4, end: 7 },
+      { start: 8, end: 9 },
+    ]);
+    expect(chunkRanges(8, 4)).toEqual([
+      { start: 0, end: 3 },
+      { start: 4, end: 7 },
+    ]);
     expect(chunkRanges(3, 4)).toEqual([{ start: 0, end: 2 }]);
   });
 
   it("joins the remainder to the last chunk when asked (TikTok's floor(size / chunk) chunks)", () => {
-    expect(chunkRanges(10, 4, { remainderJoinsLast: true })).toEqual([{ start: 0, end: 3 }, { start: 4, end: 9 }]);
+    expect(chunkRanges(10, 4, { remainderJoinsLast: true })).toEqual([
+      { start: 0, end: 3 },
+      { start: 4, end: 9 },
+    ]);
     expect(chunkRanges(3, 4, { remainderJoinsLast: true })).toEqual([{ start: 0, end: 2 }]);
   });
 
@@ -44,18 +54,24 @@ describe('chunkRanges', () => {
   it('covers every byte exactly once, in order, no chunk over its size (or, joined, under twice it)', () => {
     fc.assert(
       // At most 1,000 chunks, as the platforms allow.
-      fc.property(fc.integer({ min: 1, max: 3_000_000 }), fc.integer({ min: 1, max: 1000 }), fc.double({ min: 0, max: 1, noNaN: true }), fc.boolean(), (chunk, chunks, fraction, join) => {
-        const total = Math.max(1, Math.round(chunk * chunks * fraction));
-        const ranges = chunkRanges(total, chunk, { remainderJoinsLast: join });
-        expect(ranges[0]?.start).toBe(0);
-        expect(ranges.at(-1)?.end).toBe(total - 1);
-        ranges.forEach((range, i) => {
-          if (i > 0) expect(range.start).toBe((ranges[i - 1] as ByteRange).end + 1);
-          const size = range.end - range.start + 1;
-          expect(size).toBeGreaterThan(0);
-          expect(size).toBeLessThan(join && i === ranges.length - 1 ? 2 * chunk : chunk + 1);
-        });
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 3_000_000 }),
+        fc.integer({ min: 1, max: 1000 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.boolean(),
+        (chunk, chunks, fraction, join) => {
+          const total = Math.max(1, Math.round(chunk * chunks * fraction));
+          const ranges = chunkRanges(total, chunk, { remainderJoinsLast: join });
+          expect(ranges[0]?.start).toBe(0);
+          expect(ranges.at(-1)?.end).toBe(total - 1);
+          ranges.forEach((range, i) => {
+            if (i > 0) expect(range.start).toBe((ranges[i - 1] as ByteRange).end + 1);
+            const size = range.end - range.start + 1;
+            expect(size).toBeGreaterThan(0);
+            expect(size).toBeLessThan(join && i === ranges.length - 1 ? 2 * chunk : chunk + 1);
+          });
+        },
+      ),
     );
   });
 });

@@ -8,7 +8,15 @@ import { createLinkedInPublisher } from '../../src/adapters/platforms/linkedin/p
 import { createOAuthClient } from '../../src/adapters/platforms/oauth.js';
 import { createXApi, xOAuth } from '../../src/adapters/platforms/x/api.js';
 import { createXPublisher } from '../../src/adapters/platforms/x/publisher.js';
-import type { MediaToPublish, PartToPublish, PublishAccount, Publisher, PublishHooks, PublishOutcome, PublishRequest } from '../../src/domain/ports/publisher.js';
+import type {
+  MediaToPublish,
+  PartToPublish,
+  PublishAccount,
+  Publisher,
+  PublishHooks,
+  PublishOutcome,
+  PublishRequest,
+} from '../../src/domain/ports/publisher.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { startLinkedInFake, type LinkedInFake } from '../support/linkedin-fake.js';
@@ -87,7 +95,10 @@ function road<C>(initial: C) {
         stored = { credentials: await refresh(stored.credentials), version: stored.version + 1 };
         return stored.credentials;
       });
-      turn = mine.then(() => undefined, () => undefined);
+      turn = mine.then(
+        () => undefined,
+        () => undefined,
+      );
       return mine;
     },
     partPublished: () => Promise.resolve(),
@@ -128,7 +139,9 @@ const harnesses: [string, Harness<unknown>][] = [
         return Promise.resolve({ account: { id: `acc_contract${names}`, platform: 'x', username: `user${names}`, platformUserId: null }, credentials: null });
       },
       async posts(account, _credentials, text) {
-        return (await database.db.selectFrom('sandbox_outbox').select('platform_post_id').where('account_id', '=', account.id).where('text', '=', text).execute()).length;
+        return (
+          await database.db.selectFrom('sandbox_outbox').select('platform_post_id').where('account_id', '=', account.id).where('text', '=', text).execute()
+        ).length;
       },
     },
   ],
@@ -139,8 +152,15 @@ const harnesses: [string, Harness<unknown>][] = [
       async account() {
         names += 1;
         const created = await pds.createAccount(`contract${names}`);
-        const { credentials } = await createBlueskyPublisher({ fetch }).connect({ service: pds.url, identifier: created.handle, appPassword: created.appPassword });
-        return { account: { id: `acc_b${names}`, platform: 'bluesky', username: created.handle, platformUserId: created.did }, credentials: { ...credentials, service: proxy.url } };
+        const { credentials } = await createBlueskyPublisher({ fetch }).connect({
+          service: pds.url,
+          identifier: created.handle,
+          appPassword: created.appPassword,
+        });
+        return {
+          account: { id: `acc_b${names}`, platform: 'bluesky', username: created.handle, platformUserId: created.did },
+          credentials: { ...credentials, service: proxy.url },
+        };
       },
       async posts(account, _credentials, text) {
         return (await pds.listRecords(account.platformUserId ?? '')).filter((record) => record.value.text === text).length;
@@ -161,7 +181,10 @@ const harnesses: [string, Harness<unknown>][] = [
         names += 1;
         const who = mastodon.addAccount(`contract${names}`);
         const connected = await createMastodonPublisher({ fetch }).connect({ instance: mastodon.url, accessToken: who.token });
-        return { account: { id: `acc_m${names}`, platform: 'mastodon', username: connected.username, platformUserId: connected.platformUserId }, credentials: connected.credentials };
+        return {
+          account: { id: `acc_m${names}`, platform: 'mastodon', username: connected.username, platformUserId: connected.platformUserId },
+          credentials: connected.credentials,
+        };
       },
       posts(account, _credentials, text) {
         const id = (account.platformUserId ?? '').split('@')[0];
@@ -185,7 +208,11 @@ const harnesses: [string, Harness<unknown>][] = [
     'x',
     {
       publisher: () =>
-        createXPublisher({ fetch, baseUrl: x.url, oauth: createOAuthClient(xOAuth(createXApi(fetch, x.url)), { clientId: x.clientId, clientSecret: x.clientSecret }, { fetch, baseUrl: x.url }) }),
+        createXPublisher({
+          fetch,
+          baseUrl: x.url,
+          oauth: createOAuthClient(xOAuth(createXApi(fetch, x.url)), { clientId: x.clientId, clientSecret: x.clientSecret }, { fetch, baseUrl: x.url }),
+        }),
       account() {
         names += 1;
         const user = x.addUser({ username: `contract${names}` });
@@ -222,7 +249,8 @@ const harnesses: [string, Harness<unknown>][] = [
         const credentials = { accessToken: linkedin.issueToken(member), refreshToken: null, expiresAt: new Date(Date.now() + 60 * 86_400_000).toISOString() };
         return Promise.resolve({ account: { id: `acc_l${names}`, platform: 'linkedin', username: member.name, platformUserId: member.sub }, credentials });
       },
-      posts: (account, _credentials, text) => Promise.resolve(linkedin.posts.filter((p) => p.author === `urn:li:person:${account.platformUserId ?? ''}` && p.commentary === text).length),
+      posts: (account, _credentials, text) =>
+        Promise.resolve(linkedin.posts.filter((p) => p.author === `urn:li:person:${account.platformUserId ?? ''}` && p.commentary === text).length),
       loseNextAnswer: () => linkedin.fail('posts', { kind: 'commitThenDrop' }),
       slowMedia() {
         linkedin.videoProcessing.polls = 1000;
@@ -238,12 +266,15 @@ const harnesses: [string, Harness<unknown>][] = [
   ],
 ];
 
-describe.each(harnesses)('the %s publisher keeps the seam\'s promises', (_name, harness) => {
+describe.each(harnesses)("the %s publisher keeps the seam's promises", (_name, harness) => {
   it('never throws: media that cannot be read is an outcome', async () => {
     const publisher = harness.publisher();
     const { account, credentials } = await harness.account();
     const unreadable = image({ open: () => Promise.reject(new Error('gone')) });
-    const outcome = await publisher.publish(request(account, credentials, [part(publisher, 'unreadable media', [unreadable])]), road(credentials).hooks({ version: 0 }));
+    const outcome = await publisher.publish(
+      request(account, credentials, [part(publisher, 'unreadable media', [unreadable])]),
+      road(credentials).hooks({ version: 0 }),
+    );
     expect(['published', 'failed']).toContain(outcome.kind);
   });
 
@@ -284,7 +315,10 @@ describe.each(harnesses)('the %s publisher keeps the seam\'s promises', (_name, 
       expect(engine.progress.get(0)).toEqual(expect.any(String));
       slow.finish();
       const after = harness.publisher();
-      const resumed = await after.publish(request(account, credentials, [{ ...material, progress: engine.progress.get(0) ?? null }]), engine.hooks({ version: 0 }));
+      const resumed = await after.publish(
+        request(account, credentials, [{ ...material, progress: engine.progress.get(0) ?? null }]),
+        engine.hooks({ version: 0 }),
+      );
       expect(resumed.kind).toBe('published');
       expect(await harness.posts(account, credentials, 'after processing')).toBe(1);
     });
@@ -304,7 +338,10 @@ describe.each(harnesses)('the %s publisher keeps the seam\'s promises', (_name, 
       );
       expect(outcomes.map((o) => o.kind)).toEqual(['published', 'published']);
       expect(refreshes() - before).toBe(1);
-      const next = await publisher.publish(request(account, engine.stored().credentials, [part(publisher, 'with the stored token')]), engine.hooks(engine.stored()));
+      const next = await publisher.publish(
+        request(account, engine.stored().credentials, [part(publisher, 'with the stored token')]),
+        engine.hooks(engine.stored()),
+      );
       expect(next.kind).toBe('published');
       expect(refreshes() - before).toBe(1);
     });

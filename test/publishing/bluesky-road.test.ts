@@ -37,8 +37,6 @@ async function connect(u: TestUser, name: string, service = proxy.url): Promise<
   return res.body;
 }
 
-
-
 async function didOf(accountId: string): Promise<string> {
   const row = await api.db.selectFrom('accounts').select('platform_user_id').where('id', '=', accountId).executeTakeFirstOrThrow();
   return row.platform_user_id ?? '';
@@ -48,7 +46,11 @@ async function didOf(accountId: string): Promise<string> {
 async function expireAccessToken(accountId: string) {
   const row = await api.db.selectFrom('accounts').select(['credentials', 'credentials_version']).where('id', '=', accountId).executeTakeFirstOrThrow();
   const stale = { ...api.publishing.deps.vault.open<BlueskyCredentials>(row.credentials ?? ''), accessJwt: pds.expiredAccessJwt(await didOf(accountId)) };
-  await api.db.updateTable('accounts').set({ credentials: api.publishing.deps.vault.seal(stale) }).where('id', '=', accountId).execute();
+  await api.db
+    .updateTable('accounts')
+    .set({ credentials: api.publishing.deps.vault.seal(stale) })
+    .where('id', '=', accountId)
+    .execute();
   return { row, stale };
 }
 
@@ -96,7 +98,13 @@ describe('publishing to Bluesky', () => {
       { name: 'file', value: png, filename: 'red.png', type: 'image/png' },
       { name: 'altText', value: 'A red rectangle' },
     ]);
-    const uploaded = await api.request<Schemas['Media']>({ method: 'POST', url: '/api/v1/media', key: u.key, payload, headers: { 'content-type': contentType } });
+    const uploaded = await api.request<Schemas['Media']>({
+      method: 'POST',
+      url: '/api/v1/media',
+      key: u.key,
+      payload,
+      headers: { 'content-type': contentType },
+    });
     expect(uploaded.status).toBe(201);
     const text = 'Read the notes at https://example.com/notes #herald';
     const id = await publishNow(api, u, { accountIds: [acc.id], caption: text, mediaIds: [uploaded.body.id] });
@@ -110,7 +118,11 @@ describe('publishing to Bluesky', () => {
     const [record] = records;
     expect(post.targets[0]).toMatchObject({ status: 'published', platformPostId: record?.uri, error: null });
     expect(post.targets[0]?.url).toBe(`https://bsky.app/profile/erin.test/post/${record?.uri.split('/').at(-1)}`);
-    const value = record?.value as { text: string; facets: { index: { byteStart: number; byteEnd: number }; features: { $type: string }[] }[]; embed: { images: { alt: string; aspectRatio: unknown; image: { ref: { $link: string } } }[] } };
+    const value = record?.value as {
+      text: string;
+      facets: { index: { byteStart: number; byteEnd: number }; features: { $type: string }[] }[];
+      embed: { images: { alt: string; aspectRatio: unknown; image: { ref: { $link: string } } }[] };
+    };
     expect(value.text).toBe(text);
     const bytes = Buffer.from(text);
     expect(value.facets.map((f) => [bytes.subarray(f.index.byteStart, f.index.byteEnd).toString(), f.features[0]?.$type])).toEqual([
@@ -125,7 +137,12 @@ describe('publishing to Bluesky', () => {
   it('publishes a 3-part thread and a first comment as a reply chain', async () => {
     const u = await userWithKey(api.db);
     const acc = await connect(u, 'frank');
-    const id = await publishNow(api, u, { accountIds: [acc.id], postType: 'thread', threadParts: { [acc.id]: ['one', 'two', 'three'] }, firstComment: 'and a comment' });
+    const id = await publishNow(api, u, {
+      accountIds: [acc.id],
+      postType: 'thread',
+      threadParts: { [acc.id]: ['one', 'two', 'three'] },
+      firstComment: 'and a comment',
+    });
     await api.publishing.drain();
     expect((await postDetail(api, u, id)).status).toBe('published');
     const records = await pds.listRecords(await didOf(acc.id));
@@ -142,7 +159,11 @@ describe('publishing to Bluesky', () => {
     const u = await userWithKey(api.db);
     const acc = await connect(u, 'gina');
     const reset = Math.floor(Date.now() / 1000) + 120;
-    proxy.plan((req) => (req.path.endsWith('repo.putRecord') ? { kind: 'answer', status: 429, headers: { 'ratelimit-reset': String(reset) }, body: '{"error":"RateLimitExceeded","message":"Rate Limit Exceeded"}' } : undefined));
+    proxy.plan((req) =>
+      req.path.endsWith('repo.putRecord')
+        ? { kind: 'answer', status: 429, headers: { 'ratelimit-reset': String(reset) }, body: '{"error":"RateLimitExceeded","message":"Rate Limit Exceeded"}' }
+        : undefined,
+    );
     try {
       const id = await publishNow(api, u, { accountIds: [acc.id], caption: 'patience' });
       await api.publishing.drain();
@@ -186,10 +207,12 @@ describe('publishing to Bluesky', () => {
     }
   });
 
-  it('retries a platform that keeps failing with backoff, and stops after 5 attempts with the platform\'s message', async () => {
+  it("retries a platform that keeps failing with backoff, and stops after 5 attempts with the platform's message", async () => {
     const u = await userWithKey(api.db);
     const acc = await connect(u, 'lena');
-    proxy.plan((req) => (req.path.endsWith('repo.putRecord') ? { kind: 'answer', status: 503, body: '{"error":"Unavailable","message":"Try later"}' } : undefined));
+    proxy.plan((req) =>
+      req.path.endsWith('repo.putRecord') ? { kind: 'answer', status: 503, body: '{"error":"Unavailable","message":"Try later"}' } : undefined,
+    );
     try {
       const id = await publishNow(api, u, { accountIds: [acc.id], caption: 'never' });
       const seen: [number, boolean][] = [];
@@ -226,7 +249,11 @@ describe('publishing to Bluesky', () => {
     const id = await publishNow(api, u, { accountIds: [acc.id], caption: 'fresh tokens' });
     await api.publishing.drain();
     expect((await postDetail(api, u, id)).status).toBe('published');
-    const after = await api.db.selectFrom('accounts').select(['credentials', 'credentials_version', 'health']).where('id', '=', acc.id).executeTakeFirstOrThrow();
+    const after = await api.db
+      .selectFrom('accounts')
+      .select(['credentials', 'credentials_version', 'health'])
+      .where('id', '=', acc.id)
+      .executeTakeFirstOrThrow();
     expect(after.credentials_version).toBe(row.credentials_version + 1);
     expect(after.health).toBe('ok');
     const fresh = api.publishing.deps.vault.open<BlueskyCredentials>(after.credentials ?? '');
@@ -251,7 +278,10 @@ describe('publishing to Bluesky', () => {
     });
     const refreshesBefore = proxy.requests.filter((r) => r.path.endsWith('server.refreshSession')).length;
     try {
-      const ids = [await publishNow(api, u, { accountIds: [acc.id], caption: 'first of two' }), await publishNow(api, u, { accountIds: [acc.id], caption: 'second of two' })];
+      const ids = [
+        await publishNow(api, u, { accountIds: [acc.id], caption: 'first of two' }),
+        await publishNow(api, u, { accountIds: [acc.id], caption: 'second of two' }),
+      ];
       await api.publishing.drain(2);
       expect(writes).toBeGreaterThanOrEqual(2);
       for (const id of ids) expect((await postDetail(api, u, id)).status).toBe('published');
@@ -291,7 +321,9 @@ describe('a partial post', () => {
     const acc = await connect(u, 'mia');
     const sandbox = await api.request<Schemas['Account']>({ method: 'POST', url: '/api/v1/accounts', key: u.key, body: { platform: 'x', username: 'mia' } });
     proxy.plan((req) =>
-      req.path.endsWith('repo.putRecord') ? { kind: 'answer', status: 400, body: '{"error":"InvalidRequest","message":"Record refused by the PDS"}' } : undefined,
+      req.path.endsWith('repo.putRecord')
+        ? { kind: 'answer', status: 400, body: '{"error":"InvalidRequest","message":"Record refused by the PDS"}' }
+        : undefined,
     );
     try {
       const id = await publishNow(api, u, { accountIds: [sandbox.body.id, acc.id], caption: 'two places' });
@@ -303,7 +335,10 @@ describe('a partial post', () => {
         ['failed', 'user_content', false],
       ]);
       expect(partial.targets[1]?.error?.message).toBe('Record refused by the PDS');
-      expect(await api.request({ method: 'DELETE', url: `/api/v1/posts/${id}`, key: u.key })).toMatchObject({ status: 400, body: { error: 'Cannot delete published post' } });
+      expect(await api.request({ method: 'DELETE', url: `/api/v1/posts/${id}`, key: u.key })).toMatchObject({
+        status: 400,
+        body: { error: 'Cannot delete published post' },
+      });
 
       proxy.plan(() => undefined);
       const retried = await api.request<PostDetail>({ method: 'POST', url: `/api/v1/posts/${id}/retry`, key: u.key });
@@ -329,7 +364,12 @@ describe('after an outage', () => {
     api.publishing.deps.settings.liveSpacingMs = spacing;
     try {
       for (const caption of ['first', 'second', 'third']) {
-        const created = await api.request<{ id: string }>({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [acc.id], caption, scheduledAt: new Date(Date.now() + 60_000).toISOString() } });
+        const created = await api.request<{ id: string }>({
+          method: 'POST',
+          url: '/api/v1/posts',
+          key: u.key,
+          body: { accountIds: [acc.id], caption, scheduledAt: new Date(Date.now() + 60_000).toISOString() },
+        });
         expect(created.status).toBe(201);
       }
       // All three came due while no worker ran; the worker comes back five minutes later.
@@ -358,7 +398,7 @@ describe('while a call to Bluesky is in flight', () => {
       const id = await publishNow(api, u, { accountIds: [acc.id], caption: 'in flight' });
       const later = await api.request<{ id: string }>({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [acc.id], caption: 'next' } });
       const draining = api.publishing.drain();
-      for (const until = Date.now() + 10_000; (await postDetail(api, u, id)).targets[0]?.status !== 'publishing' && Date.now() < until; ) {
+      for (const until = Date.now() + 10_000; (await postDetail(api, u, id)).targets[0]?.status !== 'publishing' && Date.now() < until;) {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       expect((await postDetail(api, u, id)).status).toBe('publishing');
@@ -366,7 +406,10 @@ describe('while a call to Bluesky is in flight', () => {
         status: 400,
         body: { error: 'Cannot edit a post while it is publishing' },
       });
-      expect(await api.request({ method: 'DELETE', url: `/api/v1/posts/${id}`, key: u.key })).toMatchObject({ status: 400, body: { error: 'Cannot delete a post while it is publishing' } });
+      expect(await api.request({ method: 'DELETE', url: `/api/v1/posts/${id}`, key: u.key })).toMatchObject({
+        status: 400,
+        body: { error: 'Cannot delete a post while it is publishing' },
+      });
       expect(await api.request({ method: 'DELETE', url: `/api/v1/accounts/${acc.id}`, key: u.key })).toMatchObject({ status: 200 });
       release();
       await draining;
@@ -378,7 +421,10 @@ describe('while a call to Bluesky is in flight', () => {
       // The account is gone now: a post that targets it cannot be published.
       expect(await api.request({ method: 'POST', url: `/api/v1/posts/${later.body.id}/publish`, key: u.key })).toMatchObject({ status: 202 });
       await api.publishing.drain();
-      expect((await postDetail(api, u, later.body.id)).targets[0]).toMatchObject({ status: 'failed', error: { category: 'auth_expired', message: 'The account was disconnected before this post was published' } });
+      expect((await postDetail(api, u, later.body.id)).targets[0]).toMatchObject({
+        status: 'failed',
+        error: { category: 'auth_expired', message: 'The account was disconnected before this post was published' },
+      });
       expect(await pds.listRecords(await didOf(acc.id))).toHaveLength(1);
     } finally {
       release();

@@ -57,13 +57,32 @@ describe('a running worker', () => {
 
       const u = await userWithKey(database.db);
       const accounts = [await account(database.db, u.userId, 'x', 'ada'), await account(database.db, u.userId, 'linkedin', 'ada-l')];
-      await createWebhook({ db: database.db, vault: publishing.serviceDeps.vault, checkServiceUrl: () => {} }, u.userId, { url: receiver.url, eventTypes: ['post.published'] }, new Date());
+      await createWebhook(
+        { db: database.db, vault: publishing.serviceDeps.vault, checkServiceUrl: () => {} },
+        u.userId,
+        { url: receiver.url, eventTypes: ['post.published'] },
+        new Date(),
+      );
       const scheduledAt = new Date(Date.now() + 1_500);
-      const { id } = await createPost(database.db, u.userId, { accountIds: accounts, caption: 'On time', postType: 'post', scheduledAt: scheduledAt.toISOString() }, new Date());
+      const { id } = await createPost(
+        database.db,
+        u.userId,
+        { accountIds: accounts, caption: 'On time', postType: 'post', scheduledAt: scheduledAt.toISOString() },
+        new Date(),
+      );
 
       // Well before the worker's own look (every 30 s) would find it: only the announcement can have woken it.
-      await until('the post to be published', async () => (await database.db.selectFrom('posts').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status === 'published', WAIT);
-      const targets = await database.db.selectFrom('post_targets').select(['account_id', 'state', 'published_at']).where('post_id', '=', id).orderBy('position').execute();
+      await until(
+        'the post to be published',
+        async () => (await database.db.selectFrom('posts').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status === 'published',
+        WAIT,
+      );
+      const targets = await database.db
+        .selectFrom('post_targets')
+        .select(['account_id', 'state', 'published_at'])
+        .where('post_id', '=', id)
+        .orderBy('position')
+        .execute();
       expect(targets.map((t) => [t.account_id, t.state])).toEqual([
         [accounts[0], 'published'],
         [accounts[1], 'published'],
@@ -90,7 +109,12 @@ describe('due work', () => {
       const soon = new Date(Date.now() + 20_000);
       const later = new Date(Date.now() + 5 * 60_000);
       await createPost(database.db, u.userId, { accountIds: [x], caption: 'later', postType: 'post', scheduledAt: later.toISOString() }, new Date());
-      const { id } = await createPost(database.db, u.userId, { accountIds: [x], caption: 'soon', postType: 'post', scheduledAt: soon.toISOString() }, new Date());
+      const { id } = await createPost(
+        database.db,
+        u.userId,
+        { accountIds: [x], caption: 'soon', postType: 'post', scheduledAt: soon.toISOString() },
+        new Date(),
+      );
       const sooner = new Date(Date.now() + 10_000);
       await database.db.updateTable('posts').set({ next_check_at: sooner }).where('id', '=', id).execute();
       await until('two announcements', () => heard.length >= 2, WAIT);

@@ -47,7 +47,12 @@ function gzipBomb(): Handler {
 }
 
 async function connectHostile(u: TestUser): Promise<{ status: number; body: Schemas['Account'] & { error?: string } }> {
-  return api.request({ method: 'POST', url: '/api/v1/accounts', key: u.key, body: { platform: 'mastodon', credentials: { instance: hostileUrl, accessToken: 'token' } } });
+  return api.request({
+    method: 'POST',
+    url: '/api/v1/accounts',
+    key: u.key,
+    body: { platform: 'mastodon', credentials: { instance: hostileUrl, accessToken: 'token' } },
+  });
 }
 
 async function accountsOf(u: TestUser): Promise<Schemas['Account'][]> {
@@ -87,17 +92,41 @@ describe('an instance that answers more than Herald reads', () => {
     const id = await publishNow(api, u, { accountIds: [connected.body.id], caption: 'Hello' });
     await api.publishing.drain();
     const target = (await postDetail(api, u, id)).targets[0];
-    expect(target?.error).toMatchObject({ category: 'platform_error', retrying: true, message: `${new URL(hostileUrl).host} sent an answer larger than 2 MiB` });
+    expect(target?.error).toMatchObject({
+      category: 'platform_error',
+      retrying: true,
+      message: `${new URL(hostileUrl).host} sent an answer larger than 2 MiB`,
+    });
   });
 });
 
 describe('profile fields an instance answers', () => {
   it.each([
-    ['a display name that is an object', { id: '8', acct: 'bob', display_name: { toString: 'x' } }, 'Platform error: 127.0.0.1:PORT answered an account Herald cannot read (id, acct and display_name must be text)'],
-    ['an id that is a number', { id: 8, acct: 'bob', display_name: 'Bob' }, 'Platform error: 127.0.0.1:PORT answered an account Herald cannot read (id, acct and display_name must be text)'],
-    ['a NUL in acct', { id: '8', acct: 'bo\u0000b', display_name: 'Bob' }, 'Platform error: mastodon answered a profile Herald cannot store: username contains NUL or an unpaired surrogate'],
-    ['a display name of 300 characters', { id: '8', acct: 'bob', display_name: 'b'.repeat(300) }, 'Platform error: mastodon answered a profile Herald cannot store: displayName is longer than 256 characters'],
-    ['an acct of 600 characters', { id: '8', acct: 'b'.repeat(600), display_name: 'Bob' }, 'Platform error: mastodon answered a profile Herald cannot store: username is longer than 512 characters'],
+    [
+      'a display name that is an object',
+      { id: '8', acct: 'bob', display_name: { toString: 'x' } },
+      'Platform error: 127.0.0.1:PORT answered an account Herald cannot read (id, acct and display_name must be text)',
+    ],
+    [
+      'an id that is a number',
+      { id: 8, acct: 'bob', display_name: 'Bob' },
+      'Platform error: 127.0.0.1:PORT answered an account Herald cannot read (id, acct and display_name must be text)',
+    ],
+    [
+      'a NUL in acct',
+      { id: '8', acct: 'bo\u0000b', display_name: 'Bob' },
+      'Platform error: mastodon answered a profile Herald cannot store: username contains NUL or an unpaired surrogate',
+    ],
+    [
+      'a display name of 300 characters',
+      { id: '8', acct: 'bob', display_name: 'b'.repeat(300) },
+      'Platform error: mastodon answered a profile Herald cannot store: displayName is longer than 256 characters',
+    ],
+    [
+      'an acct of 600 characters',
+      { id: '8', acct: 'b'.repeat(600), display_name: 'Bob' },
+      'Platform error: mastodon answered a profile Herald cannot store: username is longer than 512 characters',
+    ],
   ])('%s is a 502 naming the problem, and no account is stored', async (_name, profile, error) => {
     routes.set('GET /api/v1/accounts/verify_credentials', json(profile));
     const u = await userWithKey(api.db);
@@ -120,7 +149,12 @@ describe('two Mastodon instances that number their accounts alike', () => {
   });
 
   const connect = async (u: TestUser, instance: MastodonFake, token: string) =>
-    api.request<Schemas['Account']>({ method: 'POST', url: '/api/v1/accounts', key: u.key, body: { platform: 'mastodon', credentials: { instance: instance.url, accessToken: token } } });
+    api.request<Schemas['Account']>({
+      method: 'POST',
+      url: '/api/v1/accounts',
+      key: u.key,
+      body: { platform: 'mastodon', credentials: { instance: instance.url, accessToken: token } },
+    });
 
   it('are two accounts, and a post for the first instance is published there only', async () => {
     const [first, second] = await twoInstances();
@@ -157,7 +191,8 @@ describe('two Mastodon instances that number their accounts alike', () => {
     expect(stored.status).toBe(201);
     // What earlier versions stored: the instance-local id alone.
     await api.db.updateTable('accounts').set({ platform_user_id: cat.id }).where('id', '=', stored.body.id).execute();
-    const platformUserId = async () => (await api.db.selectFrom('accounts').select('platform_user_id').where('id', '=', stored.body.id).executeTakeFirstOrThrow()).platform_user_id;
+    const platformUserId = async () =>
+      (await api.db.selectFrom('accounts').select('platform_user_id').where('id', '=', stored.body.id).executeTakeFirstOrThrow()).platform_user_id;
 
     const other = await connect(u, second, dan.token);
     expect(other.status).toBe(201);

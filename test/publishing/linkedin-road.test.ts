@@ -50,10 +50,17 @@ describe('connecting a LinkedIn member through the consent page', () => {
     const { account, member, connection } = await connectLinkedIn(u, 'Grace Hopper');
     expect(connection).toMatchObject({ platform: 'linkedin', status: 'connected', error: null });
     expect(account).toMatchObject({ platform: 'linkedin', username: 'Grace Hopper', displayName: 'Grace Hopper', mode: 'live', health: 'ok' });
-    expect(linkedin.authorizations.at(-1)).toMatchObject({ clientId: linkedin.clientId, redirectUri: 'http://127.0.0.1:3000/oauth/callback', scope: 'openid profile email w_member_social', outcome: 'code' });
+    expect(linkedin.authorizations.at(-1)).toMatchObject({
+      clientId: linkedin.clientId,
+      redirectUri: 'http://127.0.0.1:3000/oauth/callback',
+      scope: 'openid profile email w_member_social',
+      outcome: 'code',
+    });
     const consentRequest = linkedin.requests.filter((r) => r.path.startsWith('/oauth/v2/authorization')).at(-1);
     expect(consentRequest?.path).not.toContain('code_challenge');
-    expect((await api.db.selectFrom('accounts').select('platform_user_id').where('id', '=', account.id).executeTakeFirstOrThrow()).platform_user_id).toBe(member.sub);
+    expect((await api.db.selectFrom('accounts').select('platform_user_id').where('id', '=', account.id).executeTakeFirstOrThrow()).platform_user_id).toBe(
+      member.sub,
+    );
   });
 });
 
@@ -73,7 +80,11 @@ describe('publishing to LinkedIn', () => {
     expect(images.map((i) => i.altText)).toEqual(['A blue square', 'A red rectangle']);
     expect(images.map((i) => [...linkedin.images.values()].find((image) => image.urn === i.id)?.bytes)).toEqual([files.png64, files.jpeg1080x1350]);
     expect(linkedin.comments.filter((c) => c.object === post?.urn).map((c) => c.text)).toEqual(['Details in the (first) comment']);
-    expect((await postDetail(api, u, id)).targets[0]).toMatchObject({ status: 'published', platformPostId: post?.urn, url: `https://www.linkedin.com/feed/update/${post?.urn}/` });
+    expect((await postDetail(api, u, id)).targets[0]).toMatchObject({
+      status: 'published',
+      platformPostId: post?.urn,
+      url: `https://www.linkedin.com/feed/update/${post?.urn}/`,
+    });
     for (const request of linkedin.requests.filter((r) => r.path.startsWith('/rest/'))) expect(request.headers['linkedin-version']).toBe('202610');
   });
 
@@ -110,12 +121,20 @@ describe('publishing to LinkedIn', () => {
   it('tells the operator to raise HERALD_LINKEDIN_VERSION when LinkedIn no longer serves it', async () => {
     const u = await userWithKey(api.db);
     const { account } = await connectLinkedIn(u, 'Mary Somerville');
-    linkedin.fail('posts', { kind: 'answer', status: 426, body: { status: 426, code: 'NONEXISTENT_VERSION', message: 'Requested version 202610 is not active' } });
+    linkedin.fail('posts', {
+      kind: 'answer',
+      status: 426,
+      body: { status: 426, code: 'NONEXISTENT_VERSION', message: 'Requested version 202610 is not active' },
+    });
     const id = await publishNow(api, u, { accountIds: [account.id], caption: 'Too old' });
     await api.publishing.drain();
     expect((await postDetail(api, u, id)).targets[0]).toMatchObject({
       status: 'failed',
-      error: { category: 'system_error', retrying: false, message: 'LinkedIn no longer serves API version 202610; the operator must set HERALD_LINKEDIN_VERSION to a current one (YYYYMM)' },
+      error: {
+        category: 'system_error',
+        retrying: false,
+        message: 'LinkedIn no longer serves API version 202610; the operator must set HERALD_LINKEDIN_VERSION to a current one (YYYYMM)',
+      },
     });
   });
 
@@ -130,7 +149,13 @@ describe('publishing to LinkedIn', () => {
     } finally {
       api.publishing.runAhead(0);
     }
-    expect((await postDetail(api, u, id)).targets[0]).toMatchObject({ status: 'failed', error: { category: 'auth_expired', message: expect.stringMatching(/^LinkedIn's access token for this account ended on \d{4}-\d{2}-\d{2}; connect the account again$/) as unknown } });
+    expect((await postDetail(api, u, id)).targets[0]).toMatchObject({
+      status: 'failed',
+      error: {
+        category: 'auth_expired',
+        message: expect.stringMatching(/^LinkedIn's access token for this account ended on \d{4}-\d{2}-\d{2}; connect the account again$/) as unknown,
+      },
+    });
     expect(linkedin.requests.length).toBe(before);
     expect(postsOf(member)).toEqual([]);
     const accounts = await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: u.key });

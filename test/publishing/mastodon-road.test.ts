@@ -27,13 +27,15 @@ afterAll(async () => {
 
 async function connect(u: TestUser, username: string): Promise<{ account: Schemas['Account']; id: string }> {
   const who = mastodon.addAccount(username, `${username} display`);
-  const res = await api.request<Schemas['Account']>({ method: 'POST', url: '/api/v1/accounts', key: u.key, body: { platform: 'mastodon', credentials: { instance: mastodon.url, accessToken: who.token } } });
+  const res = await api.request<Schemas['Account']>({
+    method: 'POST',
+    url: '/api/v1/accounts',
+    key: u.key,
+    body: { platform: 'mastodon', credentials: { instance: mastodon.url, accessToken: who.token } },
+  });
   expect(res.status).toBe(201);
   return { account: res.body, id: who.id };
 }
-
-
-
 
 const statusesOf = (accountId: string) => mastodon.statuses.filter((s) => s.accountId === accountId);
 const statusRequestsOf = (text: string) => mastodon.requests.filter((r) => r.path === '/api/v1/statuses' && (r.body as { status?: string }).status === text);
@@ -47,7 +49,12 @@ describe('connecting a Mastodon account', () => {
 
   it('answers 400 for a refused token and 502 for an instance that does not answer', async () => {
     const u = await userWithKey(api.db);
-    const refused = await api.request({ method: 'POST', url: '/api/v1/accounts', key: u.key, body: { platform: 'mastodon', credentials: { instance: mastodon.url, accessToken: 'nope' } } });
+    const refused = await api.request({
+      method: 'POST',
+      url: '/api/v1/accounts',
+      key: u.key,
+      body: { platform: 'mastodon', credentials: { instance: mastodon.url, accessToken: 'nope' } },
+    });
     expect(refused).toMatchObject({ status: 400, body: { error: 'Invalid credentials: Mastodon refused the access token: The access token is invalid' } });
     const down = await api.request<{ error: string }>({
       method: 'POST',
@@ -107,8 +114,15 @@ describe('publishing to Mastodon', () => {
       await api.publishing.drain();
       expect(await postDetail(api, u, id)).toMatchObject({ status: 'published', targets: [{ status: 'published' }] });
       // The same attempt, resumed: not counted again, and never in doubt.
-      expect(await api.db.selectFrom('post_targets').select(['attempts', 'in_doubt']).where('post_id', '=', id).executeTakeFirstOrThrow()).toEqual({ attempts: 1, in_doubt: false });
-      expect(mastodon.requests.filter((r) => r.method === 'POST' && r.path === '/api/v2/media' && (r.body as { description?: string }).description === 'Slow to process')).toHaveLength(1);
+      expect(await api.db.selectFrom('post_targets').select(['attempts', 'in_doubt']).where('post_id', '=', id).executeTakeFirstOrThrow()).toEqual({
+        attempts: 1,
+        in_doubt: false,
+      });
+      expect(
+        mastodon.requests.filter(
+          (r) => r.method === 'POST' && r.path === '/api/v2/media' && (r.body as { description?: string }).description === 'Slow to process',
+        ),
+      ).toHaveLength(1);
       expect(statusesOf(mastodonId).map((s) => s.mediaIds)).toEqual([[uploaded?.id]]);
     } finally {
       mastodon.videoProcessing.polls = 2;
@@ -198,13 +212,21 @@ describe('publishing to Mastodon', () => {
       const [status] = statusesOf(mastodonId);
       expect(statusesOf(mastodonId)).toHaveLength(1);
       expect(statusRequestsOf('Posted, answer lost')).toHaveLength(1);
-      expect(await postDetail(api, u, id)).toMatchObject({ status: 'published', targets: [{ status: 'published', platformPostId: status?.id, url: status?.url }] });
+      expect(await postDetail(api, u, id)).toMatchObject({
+        status: 'published',
+        targets: [{ status: 'published', platformPostId: status?.id, url: status?.url }],
+      });
     });
 
     it('posts once when the account shows the earlier attempt posted nothing', async () => {
       const u = await userWithKey(api.db);
       const { account, id: mastodonId } = await connect(u, 'gwen');
-      const id = await inDoubtPastTheHour(u, account.id, 'Never arrived', { on: 'statuses', kind: 'answer', status: 503, body: { error: 'Service unavailable' } });
+      const id = await inDoubtPastTheHour(u, account.id, 'Never arrived', {
+        on: 'statuses',
+        kind: 'answer',
+        status: 503,
+        body: { error: 'Service unavailable' },
+      });
       expect((await postDetail(api, u, id)).status).toBe('published');
       expect(statusRequestsOf('Never arrived')).toHaveLength(2);
       expect(statusesOf(mastodonId).map((s) => s.text)).toEqual(['Never arrived']);
@@ -279,9 +301,17 @@ describe('publishing to Mastodon', () => {
     await api.publishing.drain();
     expect((await postDetail(api, u, id)).targets[0]).toMatchObject({ status: 'failed', error: { category: 'auth_expired', retrying: false } });
     const listed = await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: u.key });
-    expect(listed.body.data.find((a) => a.id === account.id)).toMatchObject({ health: 'needs_reconnect', healthMessage: expect.stringMatching(/access token/) as unknown });
+    expect(listed.body.data.find((a) => a.id === account.id)).toMatchObject({
+      health: 'needs_reconnect',
+      healthMessage: expect.stringMatching(/access token/) as unknown,
+    });
 
-    const again = await api.request<Schemas['Account']>({ method: 'POST', url: '/api/v1/accounts', key: u.key, body: { platform: 'mastodon', credentials: { instance: mastodon.url, accessToken: fresh } } });
+    const again = await api.request<Schemas['Account']>({
+      method: 'POST',
+      url: '/api/v1/accounts',
+      key: u.key,
+      body: { platform: 'mastodon', credentials: { instance: mastodon.url, accessToken: fresh } },
+    });
     expect(again.body).toMatchObject({ id: account.id, health: 'ok', healthMessage: null });
     expect((await api.request({ method: 'POST', url: `/api/v1/posts/${id}/retry`, key: u.key })).status).toBe(202);
     await api.publishing.drain();

@@ -62,7 +62,12 @@ describe("a removed member's posts on the organization's accounts", () => {
 
   it('fail at once when published now: the answer shows it, the events say it, and a worker publishes nothing', async () => {
     const { orgId, member, orgAccount } = await organization();
-    const hook = await api.request<Schemas['WebhookWithSecret']>({ method: 'POST', url: '/api/v1/webhooks', key: member.key, body: { url: receiver.url, eventTypes: ['target.failed', 'post.failed'] } });
+    const hook = await api.request<Schemas['WebhookWithSecret']>({
+      method: 'POST',
+      url: '/api/v1/webhooks',
+      key: member.key,
+      body: { url: receiver.url, eventTypes: ['target.failed', 'post.failed'] },
+    });
     expect(hook.status).toBe(201);
     const draft = await createPost(api, member, { accountIds: [orgAccount], caption: 'Draft for Acme' });
 
@@ -130,7 +135,10 @@ describe("disconnecting an organization's account", () => {
 
     // A plain member's own account is still theirs to disconnect; the organization's is an owner's.
     expect(await api.request({ method: 'DELETE', url: `/api/v1/accounts/${own}`, key: member.key })).toMatchObject({ status: 200, body: { success: true } });
-    expect(await api.request({ method: 'DELETE', url: `/api/v1/accounts/${orgAccount}`, key: owner.key })).toMatchObject({ status: 200, body: { success: true } });
+    expect(await api.request({ method: 'DELETE', url: `/api/v1/accounts/${orgAccount}`, key: owner.key })).toMatchObject({
+      status: 200,
+      body: { success: true },
+    });
     expect(await accountIds(member)).toEqual([]);
     expect(await accountIds(owner)).toEqual([]);
   });
@@ -138,9 +146,15 @@ describe("disconnecting an organization's account", () => {
   it('is done by a member made an owner later, and is not found for someone outside the organization', async () => {
     const { orgId, member, orgAccount } = await organization();
     const outsider = await userWithKey(api.db);
-    expect(await api.request({ method: 'DELETE', url: `/api/v1/accounts/${orgAccount}`, key: outsider.key })).toMatchObject({ status: 404, body: { error: 'Account not found' } });
+    expect(await api.request({ method: 'DELETE', url: `/api/v1/accounts/${orgAccount}`, key: outsider.key })).toMatchObject({
+      status: 404,
+      body: { error: 'Account not found' },
+    });
     expect((await api.request({ method: 'DELETE', url: `/api/v1/accounts/${orgAccount}`, key: member.key })).status).toBe(403);
     expect(await addMember(api.db, orgId, member.userId, true)).toEqual({ orgId, userId: member.userId, role: 'owner' });
-    expect(await api.request({ method: 'DELETE', url: `/api/v1/accounts/${orgAccount}`, key: member.key })).toMatchObject({ status: 200, body: { success: true } });
+    expect(await api.request({ method: 'DELETE', url: `/api/v1/accounts/${orgAccount}`, key: member.key })).toMatchObject({
+      status: 200,
+      body: { success: true },
+    });
   });
 });

@@ -9,11 +9,9 @@ const HOUR = 60 * MINUTE;
 
 type PostDetail = Schemas['PostDetail'];
 
-
 function inMs(ms: number): string {
   return new Date(Date.now() + ms).toISOString();
 }
-
 
 async function outboxCount(accountId: string): Promise<number> {
   return (await api.db.selectFrom('sandbox_outbox').select('platform_post_id').where('account_id', '=', accountId).execute()).length;
@@ -39,7 +37,12 @@ describe('scheduling', () => {
   it('leaves no post behind when the create is refused', async () => {
     const u = await userWithKey(api.db);
     const x = await account(api.db, u.userId, 'x');
-    const res = await api.request({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [x], caption: 'x'.repeat(281), scheduledAt: inMs(HOUR) } });
+    const res = await api.request({
+      method: 'POST',
+      url: '/api/v1/posts',
+      key: u.key,
+      body: { accountIds: [x], caption: 'x'.repeat(281), scheduledAt: inMs(HOUR) },
+    });
     expect(res.status).toBe(400);
     expect(await api.db.selectFrom('posts').select('id').where('user_id', '=', u.userId).execute()).toEqual([]);
   });
@@ -88,7 +91,10 @@ describe('PATCH /api/v1/posts/{id}', () => {
     const notYours = await api.request({ method: 'PATCH', url: `/api/v1/posts/${id}`, key: u.key, body: { accountIds: [foreign] } });
     expect(notYours).toMatchObject({ status: 403, body: { error: `Account not accessible: ${foreign}` } });
     const past = await api.request({ method: 'PATCH', url: `/api/v1/posts/${id}`, key: u.key, body: { scheduledAt: '2020-01-01T00:00:00Z' } });
-    expect(past).toMatchObject({ status: 400, body: { error: 'Invalid request', details: [expect.objectContaining({ path: ['scheduledAt'], code: 'too_small' })] } });
+    expect(past).toMatchObject({
+      status: 400,
+      body: { error: 'Invalid request', details: [expect.objectContaining({ path: ['scheduledAt'], code: 'too_small' })] },
+    });
     const unknownField = await api.request({ method: 'PATCH', url: `/api/v1/posts/${id}`, key: u.key, body: { captionn: 'x' } });
     expect(unknownField).toMatchObject({ status: 400, body: { error: 'Invalid request' } });
     expect(await postDetail(api, u, id)).toMatchObject({ caption: 'short', status: 'draft', targets: [expect.objectContaining({ accountId: x })] });
@@ -98,7 +104,12 @@ describe('PATCH /api/v1/posts/{id}', () => {
     const u = await userWithKey(api.db);
     const x = await account(api.db, u.userId, 'x');
     const th = await account(api.db, u.userId, 'threads');
-    const id = await createPost(api, u, { accountIds: [x], caption: 'hello', firstComment: 'first', accountOverrides: [{ accountId: x, captionOverride: 'hi X' }] });
+    const id = await createPost(api, u, {
+      accountIds: [x],
+      caption: 'hello',
+      firstComment: 'first',
+      accountOverrides: [{ accountId: x, captionOverride: 'hi X' }],
+    });
     const res = await api.request<PostDetail>({ method: 'PATCH', url: `/api/v1/posts/${id}`, key: u.key, body: { accountIds: [x, th], firstComment: null } });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ caption: 'hello', firstComment: null });
@@ -108,16 +119,25 @@ describe('PATCH /api/v1/posts/{id}', () => {
     ]);
   });
 
-  it('answers 404 for another user\'s post, and 400 for a published one', async () => {
+  it("answers 404 for another user's post, and 400 for a published one", async () => {
     const u = await userWithKey(api.db);
     const other = await userWithKey(api.db);
     const x = await account(api.db, u.userId);
     const id = await createPost(api, u, { accountIds: [x], caption: 'a' });
-    expect(await api.request({ method: 'PATCH', url: `/api/v1/posts/${id}`, key: other.key, body: { caption: 'b' } })).toMatchObject({ status: 404, body: { error: 'Post not found' } });
+    expect(await api.request({ method: 'PATCH', url: `/api/v1/posts/${id}`, key: other.key, body: { caption: 'b' } })).toMatchObject({
+      status: 404,
+      body: { error: 'Post not found' },
+    });
     expect((await api.request({ method: 'POST', url: `/api/v1/posts/${id}/publish`, key: u.key })).status).toBe(202);
     await api.publishing.drain();
-    expect(await api.request({ method: 'PATCH', url: `/api/v1/posts/${id}`, key: u.key, body: { caption: 'b' } })).toMatchObject({ status: 400, body: { error: 'Cannot edit published post' } });
-    expect(await api.request({ method: 'DELETE', url: `/api/v1/posts/${id}`, key: u.key })).toMatchObject({ status: 400, body: { error: 'Cannot delete published post' } });
+    expect(await api.request({ method: 'PATCH', url: `/api/v1/posts/${id}`, key: u.key, body: { caption: 'b' } })).toMatchObject({
+      status: 400,
+      body: { error: 'Cannot edit published post' },
+    });
+    expect(await api.request({ method: 'DELETE', url: `/api/v1/posts/${id}`, key: u.key })).toMatchObject({
+      status: 400,
+      body: { error: 'Cannot delete published post' },
+    });
     expect((await postDetail(api, u, id)).caption).toBe('a');
   });
 });
@@ -192,6 +212,9 @@ describe('disconnecting an account', () => {
       ['published', null],
       ['failed', 'auth_expired'],
     ]);
-    expect(await api.request({ method: 'DELETE', url: `/api/v1/accounts/${li}`, key: u.key })).toMatchObject({ status: 404, body: { error: 'Account not found' } });
+    expect(await api.request({ method: 'DELETE', url: `/api/v1/accounts/${li}`, key: u.key })).toMatchObject({
+      status: 404,
+      body: { error: 'Account not found' },
+    });
   });
 });

@@ -8,11 +8,15 @@ const api = useTestApi();
 const MINUTE = 60_000;
 
 async function schedule(u: TestUser, body: Record<string, unknown>, inMs = MINUTE): Promise<string> {
-  const res = await api.request<{ id: string }>({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { scheduledAt: new Date(Date.now() + inMs).toISOString(), ...body } });
+  const res = await api.request<{ id: string }>({
+    method: 'POST',
+    url: '/api/v1/posts',
+    key: u.key,
+    body: { scheduledAt: new Date(Date.now() + inMs).toISOString(), ...body },
+  });
   expect(res.status).toBe(201);
   return res.body.id;
 }
-
 
 /** What the sandbox "platform" holds for an account, oldest first: read from the outbox, not from the post's own rows. */
 async function outbox(accountId: string) {
@@ -24,7 +28,11 @@ describe('a scheduled post on sandbox accounts', () => {
     const u = await userWithKey(api.db);
     const x = await account(api.db, u.userId, 'x', 'ada');
     const li = await account(api.db, u.userId, 'linkedin', 'ada-l');
-    const id = await schedule(u, { accountIds: [x, li], caption: 'Launch day', accountOverrides: [{ accountId: li, captionOverride: 'Launch day, LinkedIn' }] });
+    const id = await schedule(u, {
+      accountIds: [x, li],
+      caption: 'Launch day',
+      accountOverrides: [{ accountId: li, captionOverride: 'Launch day, LinkedIn' }],
+    });
 
     expect(await api.publishing.drain()).toBe(0);
     expect((await postDetail(api, u, id)).status).toBe('scheduled');
@@ -44,7 +52,9 @@ describe('a scheduled post on sandbox accounts', () => {
       expect(target.url).toBe(`${SANDBOX_URL_BASE}/${target.platform}/${target.username}/${target.platformPostId}`);
       expect(Date.parse(target.publishedAt ?? '')).toBeGreaterThan(Date.parse(post.createdAt));
     }
-    expect((await outbox(x)).map((r) => [r.text, r.platform, r.username, r.platform_post_id])).toEqual([['Launch day', 'x', 'ada', post.targets[0]?.platformPostId]]);
+    expect((await outbox(x)).map((r) => [r.text, r.platform, r.username, r.platform_post_id])).toEqual([
+      ['Launch day', 'x', 'ada', post.targets[0]?.platformPostId],
+    ]);
     expect((await outbox(li)).map((r) => r.text)).toEqual(['Launch day, LinkedIn']);
 
     const listed = await api.request<Schemas['PostList']>({ method: 'GET', url: '/api/v1/posts?status=published', key: u.key });

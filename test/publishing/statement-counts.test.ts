@@ -52,7 +52,12 @@ describe('round trips to the database', () => {
     const u = await userWithKey(db);
     const accounts = [await account(db, u.userId, 'x', 'a'), await account(db, u.userId, 'linkedin', 'b'), await account(db, u.userId, 'threads', 'c')];
     if (endpoint) {
-      await createWebhook({ db, vault: publishing.serviceDeps.vault, checkServiceUrl: () => {} }, u.userId, { url: 'https://example.invalid/hook', eventTypes: ['post.published', 'target.published'] }, new Date());
+      await createWebhook(
+        { db, vault: publishing.serviceDeps.vault, checkServiceUrl: () => {} },
+        u.userId,
+        { url: 'https://example.invalid/hook', eventTypes: ['post.published', 'target.published'] },
+        new Date(),
+      );
     }
     const inHours = (hours: number) => new Date(Date.now() + hours * 3_600_000).toISOString();
     let id = '';

@@ -42,9 +42,15 @@ describe('a worker killed between an outcome and its delivery', () => {
     const account = json<{ id: string }>(await herald(['account', 'connect', '--platform', 'x', '--username', 'ada', '--user', user], env)).id;
 
     let api = await heraldServe(env);
-    const hook = await fetchChecked<Schemas['WebhookWithSecret']>(api.url, 'POST', '/api/v1/webhooks', { key, json: { url: receiver.url, eventTypes: ['post.published'] } });
+    const hook = await fetchChecked<Schemas['WebhookWithSecret']>(api.url, 'POST', '/api/v1/webhooks', {
+      key,
+      json: { url: receiver.url, eventTypes: ['post.published'] },
+    });
     expect(hook.status).toBe(201);
-    const created = await fetchChecked<{ id: string }>(api.url, 'POST', '/api/v1/posts', { key, json: { accountIds: [account], caption: 'Told exactly once' } });
+    const created = await fetchChecked<{ id: string }>(api.url, 'POST', '/api/v1/posts', {
+      key,
+      json: { accountIds: [account], caption: 'Told exactly once' },
+    });
     expect((await fetchChecked(api.url, 'POST', `/api/v1/posts/${created.body.id}/publish`, { key })).status).toBe(202);
     expect(await api.stop()).toBe(0);
 

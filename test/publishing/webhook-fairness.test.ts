@@ -82,10 +82,16 @@ describe('a tenant whose webhook receivers never answer', { timeout: 60_000 }, (
     await until('the tarpit to hold an attempt', () => tarpit.open() > 0, PATIENCE);
 
     const scheduledAt = new Date(Date.now() + 3_000);
-    const scheduled = await call<Schemas['PostCreateResult']>('POST', '/api/v1/posts', { key: publisher, json: { accountIds: [x], caption: 'On time', scheduledAt: scheduledAt.toISOString() } });
+    const scheduled = await call<Schemas['PostCreateResult']>('POST', '/api/v1/posts', {
+      key: publisher,
+      json: { accountIds: [x], caption: 'On time', scheduledAt: scheduledAt.toISOString() },
+    });
     expect(scheduled.status).toBe(201);
 
-    const draft = await call<Schemas['PostCreateResult']>('POST', '/api/v1/posts', { key: publisher, json: { accountIds: [x], caption: 'Now, not after the tarpit' } });
+    const draft = await call<Schemas['PostCreateResult']>('POST', '/api/v1/posts', {
+      key: publisher,
+      json: { accountIds: [x], caption: 'Now, not after the tarpit' },
+    });
     expect(draft.status).toBe(201);
     const publishedAt = Date.now();
     expect((await call('POST', `/api/v1/posts/${draft.body.id}/publish`, { key: publisher })).status).toBe(202);

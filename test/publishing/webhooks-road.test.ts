@@ -129,7 +129,10 @@ describe('the road from an outcome to a signed event', () => {
     expect(attempts[2]?.responseExcerpt).toBe('x'.repeat(256));
     expect(attempts[1]).toMatchObject({ error: expect.stringContaining('503') as unknown, responseExcerpt: 'try later' });
     // Each failed attempt named when the next was due, and the next came no earlier.
-    for (const [later, earlier] of [[attempts[0], attempts[1]], [attempts[1], attempts[2]]] as const) {
+    for (const [later, earlier] of [
+      [attempts[0], attempts[1]],
+      [attempts[1], attempts[2]],
+    ] as const) {
       expect(earlier?.nextAttemptAt).not.toBeNull();
       expect(Date.parse(later?.attemptedAt ?? '')).toBeGreaterThanOrEqual(Date.parse(earlier?.nextAttemptAt ?? ''));
     }
@@ -148,9 +151,7 @@ describe('the road from an outcome to a signed event', () => {
 
     expect(since()).toHaveLength(4);
     const attempts = await deliveries(u, hook.id);
-    expect(attempts.map((a) => [a.attempt, a.succeeded, a.statusCode, a.error])).toEqual(
-      [4, 3, 2, 1].map((n) => [n, false, null, 'No answer within 500 ms']),
-    );
+    expect(attempts.map((a) => [a.attempt, a.succeeded, a.statusCode, a.error])).toEqual([4, 3, 2, 1].map((n) => [n, false, null, 'No answer within 500 ms']));
     // Each waited out the timeout. Node starts a timer from the event loop's clock, which lags the
     // real one by however long the loop's current turn has run (6 ms on a loaded CI machine), so the
     // measured wait can fall a little short of 500.
@@ -208,7 +209,11 @@ describe('secret rotation', () => {
   it('signs with both secrets during the overlap, and with the new one alone after an immediate rotation', async () => {
     const u = await userWithKey(api.db);
     const hook = await createWebhook(u, ['post.published']);
-    const rotated = await api.request<Schemas['WebhookWithSecret']>({ method: 'POST', url: `/api/v1/webhooks/${hook.id}/rotate-secret?overlapSeconds=3600`, key: u.key });
+    const rotated = await api.request<Schemas['WebhookWithSecret']>({
+      method: 'POST',
+      url: `/api/v1/webhooks/${hook.id}/rotate-secret?overlapSeconds=3600`,
+      key: u.key,
+    });
     expect(rotated.status).toBe(200);
     expect(rotated.body.secret).not.toBe(hook.secret);
 
@@ -223,7 +228,11 @@ describe('secret rotation', () => {
     expect(overlapped && verifiedWith(overlapped, hook.secret)).toBe(true);
     expect(overlapped && verifiedWith(overlapped, rotated.body.secret)).toBe(true);
 
-    const again = await api.request<Schemas['WebhookWithSecret']>({ method: 'POST', url: `/api/v1/webhooks/${hook.id}/rotate-secret?overlapSeconds=0`, key: u.key });
+    const again = await api.request<Schemas['WebhookWithSecret']>({
+      method: 'POST',
+      url: `/api/v1/webhooks/${hook.id}/rotate-secret?overlapSeconds=0`,
+      key: u.key,
+    });
     expect(again.body.previousSecretExpiresAt).toBeNull();
     const after = mark();
     expect((await api.request({ method: 'POST', url: `/api/v1/webhooks/${hook.id}/test`, key: u.key })).status).toBe(202);
@@ -275,7 +284,10 @@ describe('housekeeping', () => {
     await api.publishing.deliverAll();
     const [recent] = await deliveries(u, hook.id);
     expect(recent).toMatchObject({ eventType: 'post.published', succeeded: true });
-    expect(await eventsListed(hook.id)).toEqual([[recent?.eventId, 'post.published'], [old.id, 'ping']]);
+    expect(await eventsListed(hook.id)).toEqual([
+      [recent?.eventId, 'post.published'],
+      [old.id, 'ping'],
+    ]);
     // As old as the first ping, but not sent yet.
     const waiting = (await ping(unsent.id)).body;
 

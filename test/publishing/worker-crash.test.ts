@@ -42,13 +42,32 @@ describe('a worker killed mid-call', () => {
     const user = json<{ id: string }>(await herald(['user', 'create', '--name', 'Alice'], env)).id;
     const key = json<{ key: string }>(await herald(['key', 'create', '--user', user], env)).key;
     const account = json<Schemas['Account']>(
-      await herald(['account', 'connect', '--platform', 'bluesky', '--service', proxy.url, '--identifier', alice.handle, '--app-password', alice.appPassword, '--user', user], env),
+      await herald(
+        [
+          'account',
+          'connect',
+          '--platform',
+          'bluesky',
+          '--service',
+          proxy.url,
+          '--identifier',
+          alice.handle,
+          '--app-password',
+          alice.appPassword,
+          '--user',
+          user,
+        ],
+        env,
+      ),
     );
     expect(account).toMatchObject({ mode: 'live', username: alice.handle });
 
     // The API only (no worker in it): the post is handed to the queue, nothing publishes it yet.
     let api = await heraldServe(env);
-    const created = await fetchChecked<{ id: string }>(api.url, 'POST', '/api/v1/posts', { key, json: { accountIds: [account.id], caption: 'Exactly once, whatever happens' } });
+    const created = await fetchChecked<{ id: string }>(api.url, 'POST', '/api/v1/posts', {
+      key,
+      json: { accountIds: [account.id], caption: 'Exactly once, whatever happens' },
+    });
     expect((await fetchChecked(api.url, 'POST', `/api/v1/posts/${created.body.id}/publish`, { key })).status).toBe(202);
     expect(await api.stop()).toBe(0);
 

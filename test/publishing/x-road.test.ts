@@ -54,7 +54,6 @@ async function connectX(u: TestUser, username: string): Promise<{ account: Schem
   return { account, user };
 }
 
-
 const postsOf = (user: XUser) => x.posts.filter((p) => p.authorId === user.id);
 const tweetCalls = (text: string) => x.requests.filter((r) => r.method === 'POST' && r.path === '/2/tweets' && (r.body as { text?: string }).text === text);
 
@@ -85,18 +84,31 @@ describe('connecting an X account through its consent page', () => {
     const done = await api.request<Connection>({ method: 'GET', url: `/api/v1/connections/${connection.id}`, key: u.key });
     expect(done.body).toMatchObject({ status: 'connected', authorizationUrl: null, error: null, accountId: expect.stringMatching(/^acc_/) as unknown });
     const accounts = await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: u.key });
-    expect(accounts.body.data).toEqual([{ id: done.body.accountId, platform: 'x', username: 'ada', displayName: 'Ada Lovelace', mode: 'live', health: 'ok', healthMessage: null }]);
+    expect(accounts.body.data).toEqual([
+      { id: done.body.accountId, platform: 'x', username: 'ada', displayName: 'Ada Lovelace', mode: 'live', health: 'ok', healthMessage: null },
+    ]);
     // The tokens are sealed at rest; the verifier and state are gone with the connection.
-    const row = await api.db.selectFrom('accounts').select(['credentials', 'platform_user_id']).where('id', '=', done.body.accountId ?? '').executeTakeFirstOrThrow();
+    const row = await api.db
+      .selectFrom('accounts')
+      .select(['credentials', 'platform_user_id'])
+      .where('id', '=', done.body.accountId ?? '')
+      .executeTakeFirstOrThrow();
     expect(row.platform_user_id).toBe(user.id);
     expect(row.credentials).toMatch(/^v1\./);
-    expect(await api.db.selectFrom('connections').select(['state_hash', 'code_verifier']).where('id', '=', connection.id).executeTakeFirstOrThrow()).toEqual({ state_hash: null, code_verifier: null });
+    expect(await api.db.selectFrom('connections').select(['state_hash', 'code_verifier']).where('id', '=', connection.id).executeTakeFirstOrThrow()).toEqual({
+      state_hash: null,
+      code_verifier: null,
+    });
   });
 
   it('reconnects an account the user already has in place: same id, healthy again', async () => {
     const u = await userWithKey(api.db);
     const { account, user } = await connectX(u, 'bo');
-    await api.db.updateTable('accounts').set({ health: 'needs_reconnect', health_message: 'X refused the access token' }).where('id', '=', account.id).execute();
+    await api.db
+      .updateTable('accounts')
+      .set({ health: 'needs_reconnect', health_message: 'X refused the access token' })
+      .where('id', '=', account.id)
+      .execute();
     x.consentAs(user);
     const again = await start(u, { platform: 'x' });
     expect((await consent(again)).status).toBe(200);
@@ -136,21 +148,47 @@ describe('connecting an X account through its consent page', () => {
     expect((await api.request({ method: 'GET', url: '/oauth/callback' })).status).toBe(400);
 
     const late = await start(u, { platform: 'x' });
-    await api.db.updateTable('connections').set({ expires_at: new Date(Date.now() - 1000) }).where('id', '=', late.id).execute();
-    expect((await api.request<Connection>({ method: 'GET', url: `/api/v1/connections/${late.id}`, key: u.key })).body).toMatchObject({ status: 'expired', authorizationUrl: null, error: null });
+    await api.db
+      .updateTable('connections')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('id', '=', late.id)
+      .execute();
+    expect((await api.request<Connection>({ method: 'GET', url: `/api/v1/connections/${late.id}`, key: u.key })).body).toMatchObject({
+      status: 'expired',
+      authorizationUrl: null,
+      error: null,
+    });
     const lateBack = await consent(late);
     expect(lateBack.status).toBe(200);
     expect(lateBack.body).toContain('The account was not connected');
-    expect((await api.request<Connection>({ method: 'GET', url: `/api/v1/connections/${late.id}`, key: u.key })).body).toMatchObject({ status: 'expired', accountId: null });
+    expect((await api.request<Connection>({ method: 'GET', url: `/api/v1/connections/${late.id}`, key: u.key })).body).toMatchObject({
+      status: 'expired',
+      accountId: null,
+    });
   });
 
   it('refuses a bad returnUrl, a platform that connects with credentials and one this server has no app for, storing nothing', async () => {
     const u = await userWithKey(api.db);
-    const count = async () => (await api.db.selectFrom('connections').select(({ fn }) => fn.countAll<string>().as('n')).where('user_id', '=', u.userId).executeTakeFirstOrThrow()).n;
+    const count = async () =>
+      (
+        await api.db
+          .selectFrom('connections')
+          .select(({ fn }) => fn.countAll<string>().as('n'))
+          .where('user_id', '=', u.userId)
+          .executeTakeFirstOrThrow()
+      ).n;
     for (const returnUrl of ['javascript:alert(1)', 'data:text/html,hi', '/relative/path', 'ftp://example.com/']) {
-      const bad = await api.request<{ error: string; details: unknown[] }>({ method: 'POST', url: '/api/v1/connections', key: u.key, body: { platform: 'x', returnUrl } });
+      const bad = await api.request<{ error: string; details: unknown[] }>({
+        method: 'POST',
+        url: '/api/v1/connections',
+        key: u.key,
+        body: { platform: 'x', returnUrl },
+      });
       expect(bad.status).toBe(400);
-      expect(bad.body).toMatchObject({ error: 'Invalid request', details: [{ path: ['returnUrl'], received: returnUrl, message: 'returnUrl must be an absolute http or https URL' }] });
+      expect(bad.body).toMatchObject({
+        error: 'Invalid request',
+        details: [{ path: ['returnUrl'], received: returnUrl, message: 'returnUrl must be an absolute http or https URL' }],
+      });
     }
     expect(await api.request({ method: 'POST', url: '/api/v1/connections', key: u.key, body: { platform: 'bluesky' } })).toMatchObject({
       status: 400,
@@ -183,17 +221,28 @@ describe('connecting an X account through its consent page', () => {
     });
   });
 
-  it("shows a connection only to the user who started it", async () => {
+  it('shows a connection only to the user who started it', async () => {
     const u = await userWithKey(api.db);
     const other = await userWithKey(api.db);
     const connection = await start(u, { platform: 'x' });
-    expect(await api.request({ method: 'GET', url: `/api/v1/connections/${connection.id}`, key: other.key })).toMatchObject({ status: 404, body: { error: 'Connection not found' } });
-    expect(await api.request({ method: 'GET', url: '/api/v1/connections/conn_nope', key: u.key })).toMatchObject({ status: 404, body: { error: 'Connection not found' } });
+    expect(await api.request({ method: 'GET', url: `/api/v1/connections/${connection.id}`, key: other.key })).toMatchObject({
+      status: 404,
+      body: { error: 'Connection not found' },
+    });
+    expect(await api.request({ method: 'GET', url: '/api/v1/connections/conn_nope', key: u.key })).toMatchObject({
+      status: 404,
+      body: { error: 'Connection not found' },
+    });
   });
 
   it('refuses credentials for X on connectAccount, pointing to the consent flow', async () => {
     const u = await userWithKey(api.db);
-    const res = await api.request<{ details: { message: string }[] }>({ method: 'POST', url: '/api/v1/accounts', key: u.key, body: { platform: 'x', credentials: { accessToken: 'pasted' } } });
+    const res = await api.request<{ details: { message: string }[] }>({
+      method: 'POST',
+      url: '/api/v1/accounts',
+      key: u.key,
+      body: { platform: 'x', credentials: { accessToken: 'pasted' } },
+    });
     expect(res.status).toBe(400);
     expect(res.body.details[0]?.message).toBe("x accounts connect through the platform's consent page: start with POST /api/v1/connections");
   });
@@ -224,7 +273,10 @@ describe('publishing to X', () => {
     expect(posts[0]?.mediaIds.map((m) => posts[0]?.altTexts[m])).toEqual(['A blue square', 'A red rectangle']);
     expect(x.media.get(posts[0]?.mediaIds[0] ?? '')?.bytes).toEqual(files.png64);
     const detail = await postDetail(api, u, id);
-    expect(detail).toMatchObject({ status: 'published', targets: [{ status: 'published', platformPostId: posts[0]?.id, url: `https://x.com/dee/status/${posts[0]?.id}` }] });
+    expect(detail).toMatchObject({
+      status: 'published',
+      targets: [{ status: 'published', platformPostId: posts[0]?.id, url: `https://x.com/dee/status/${posts[0]?.id}` }],
+    });
   });
 
   it('uploads a video in segments and posts it once X has processed it, the worker never waiting in between', async () => {
@@ -288,7 +340,11 @@ describe('publishing to X', () => {
     x.fail('tweets', { kind: 'commitThenDrop' });
     const id = await publishNow(api, u, { accountIds: [account.id], caption: 'In doubt on X' });
     await api.publishing.drain();
-    x.fail('timeline', { kind: 'answer', status: 403, body: { title: 'Forbidden', detail: 'You are not permitted to perform this action.', type: 'about:blank', status: 403 } });
+    x.fail('timeline', {
+      kind: 'answer',
+      status: 403,
+      body: { title: 'Forbidden', detail: 'You are not permitted to perform this action.', type: 'about:blank', status: 403 },
+    });
     await api.publishing.drainAhead(2 * MINUTE);
     const detail = await postDetail(api, u, id);
     expect(detail.targets[0]).toMatchObject({ status: 'unknown', error: { retrying: false } });
@@ -302,11 +358,18 @@ describe('publishing to X', () => {
     const { account, user } = await connectX(u, 'hal');
     x.expireAccessTokens();
     const before = x.refreshes();
-    const ids = [await publishNow(api, u, { accountIds: [account.id], caption: 'First at once' }), await publishNow(api, u, { accountIds: [account.id], caption: 'Second at once' })];
+    const ids = [
+      await publishNow(api, u, { accountIds: [account.id], caption: 'First at once' }),
+      await publishNow(api, u, { accountIds: [account.id], caption: 'Second at once' }),
+    ];
     await api.publishing.drain(2);
     expect(x.refreshes() - before).toBe(1);
     for (const id of ids) expect((await postDetail(api, u, id)).status).toBe('published');
-    expect(postsOf(user).map((p) => p.text).sort()).toEqual(['First at once', 'Second at once']);
+    expect(
+      postsOf(user)
+        .map((p) => p.text)
+        .sort(),
+    ).toEqual(['First at once', 'Second at once']);
     const accounts = await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: u.key });
     expect(accounts.body.data).toEqual([expect.objectContaining({ id: account.id, health: 'ok' })]);
   });
@@ -327,7 +390,11 @@ describe('publishing to X', () => {
     const u = await userWithKey(api.db);
     const { account } = await connectX(u, 'jo');
     const reset = Math.floor(Date.now() / 1000) + 900;
-    x.fail('tweets', { kind: 'answer', status: 429, headers: { 'x-rate-limit-limit': '100', 'x-rate-limit-remaining': '0', 'x-rate-limit-reset': String(reset) } });
+    x.fail('tweets', {
+      kind: 'answer',
+      status: 429,
+      headers: { 'x-rate-limit-limit': '100', 'x-rate-limit-remaining': '0', 'x-rate-limit-reset': String(reset) },
+    });
     const id = await publishNow(api, u, { accountIds: [account.id], caption: 'Limited' });
     await api.publishing.drain();
     const target = (await postDetail(api, u, id)).targets[0];

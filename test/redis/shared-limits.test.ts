@@ -37,7 +37,7 @@ describe('rate limits shared through Redis', () => {
         [429, 0],
       ]);
       // The count lives in Redis, under the key's id, for about a minute.
-      const { keyId } = (await api.db.selectFrom('api_keys').select('id as keyId').where('user_id', '=', u.userId).executeTakeFirstOrThrow());
+      const { keyId } = await api.db.selectFrom('api_keys').select('id as keyId').where('user_id', '=', u.userId).executeTakeFirstOrThrow();
       await redis.connect();
       // The plugin puts the limiter's route into the key; ours have none, hence a stray infix.
       const [stored, ...more] = await redis.keys(`herald-rate-limit:*key:${keyId}`);

@@ -37,7 +37,9 @@ describe('the credential vault', () => {
 
   it('refuses a shortened tag', () => {
     const parts = vault.seal(credentials).split('.');
-    parts[3] = Buffer.from(parts[3] ?? '', 'base64url').subarray(0, 4).toString('base64url');
+    parts[3] = Buffer.from(parts[3] ?? '', 'base64url')
+      .subarray(0, 4)
+      .toString('base64url');
     expect(() => vault.open(parts.join('.'))).toThrow(/integrity check/);
   });
 

@@ -76,7 +76,13 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     pass(req, res, method, fault, done);
   });
 
-  const pass = (req: IncomingMessage, res: ServerResponse, method: string, fault: Exclude<Fault, { kind: 'answer' } | { kind: 'delay' }> | undefined, done: (status: number) => void): void => {
+  const pass = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    method: string,
+    fault: Exclude<Fault, { kind: 'answer' } | { kind: 'delay' }> | undefined,
+    done: (status: number) => void,
+  ): void => {
     const headers: IncomingHttpHeaders = { ...req.headers, host: upstream.host };
     const out = forward({ host: upstream.hostname, port: upstream.port, method, path: req.url, headers }, (upstreamRes: IncomingMessage) => {
       if (fault === undefined) {

@@ -36,7 +36,14 @@ export async function fetchChecked<T = unknown>(baseUrl: string, method: string,
     });
   }
   // A redirect is an answer to check, never a place to go (it may point off this machine).
-  const res = await fetch(`${baseUrl}${path}`, { method, headers, body, redirect: 'manual', signal: AbortSignal.timeout(10_000), ...(chunked === undefined ? {} : { duplex: 'half' }) });
+  const res = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers,
+    body,
+    redirect: 'manual',
+    signal: AbortSignal.timeout(10_000),
+    ...(chunked === undefined ? {} : { duplex: 'half' }),
+  });
   const text = await res.text();
   const responseHeaders = Object.fromEntries(res.headers);
   const parsed: unknown = text === '' ? undefined : (responseHeaders['content-type'] ?? '').startsWith('application/json') ? JSON.parse(text) : text;

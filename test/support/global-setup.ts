@@ -52,7 +52,12 @@ async function expectNoSecretLogged(logDir: string): Promise<void> {
   const files = await readdir(logDir);
   const read = async (prefix: string) => (await Promise.all(files.filter((f) => f.startsWith(prefix)).map((f) => readFile(join(logDir, f), 'utf8')))).join('');
   const log = (await read('log-')).split('\n').filter((line) => line !== '');
-  const secrets = new Set((await read('secrets-')).split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as string));
+  const secrets = new Set(
+    (await read('secrets-'))
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as string),
+  );
   const leaks = log.filter((line) => [...secrets].some((secret) => secret.length >= 8 && line.includes(secret)));
   if (leaks.length > 0) {
     const where = leaks.slice(0, 5).map((line) => (JSON.parse(line) as { msg?: string }).msg ?? '(no message)');

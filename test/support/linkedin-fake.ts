@@ -146,17 +146,7 @@ export interface LinkedInRecordedRequest {
  * included); the narrower names match one step.
  */
 export type LinkedInFaultTarget =
-  | 'posts'
-  | 'comments'
-  | 'images'
-  | 'imageUpload'
-  | 'videos'
-  | 'videoUpload'
-  | 'videoFinalize'
-  | 'videoStatus'
-  | 'token'
-  | 'revoke'
-  | 'userinfo';
+  'posts' | 'comments' | 'images' | 'imageUpload' | 'videos' | 'videoUpload' | 'videoFinalize' | 'videoStatus' | 'token' | 'revoke' | 'userinfo';
 
 export type LinkedInFault =
   /** Answers without doing anything (a 429 gets LinkedIn's throttle body unless `body` is given). */
@@ -328,11 +318,19 @@ export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Prom
     const body =
       fault.body ??
       (fault.status === 429
-        ? { status: 429, serviceErrorCode: 101, code: 'TOO_MANY_REQUESTS', message: 'Resource level throttle APPLICATION DAY limit for calls to this resource is reached.' }
+        ? {
+            status: 429,
+            serviceErrorCode: 101,
+            code: 'TOO_MANY_REQUESTS',
+            message: 'Resource level throttle APPLICATION DAY limit for calls to this resource is reached.',
+          }
         : fault.status === 401
           ? { serviceErrorCode: 65600, message: 'Invalid access token', status: 401 }
           : { message: STATUS_CODES[fault.status] ?? 'Error', status: fault.status });
-    return reply.code(fault.status).headers(fault.headers ?? {}).send(body);
+    return reply
+      .code(fault.status)
+      .headers(fault.headers ?? {})
+      .send(body);
   };
   /** After the work is done: the planned commit fault, or the normal answer. */
   const finish = (req: FastifyRequest, reply: FastifyReply, fault: LinkedInFault | undefined, send: () => FastifyReply) => {
@@ -360,7 +358,12 @@ export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Prom
     }
     const held = tokens.get(token);
     if (held?.state === 'revoked') {
-      void error(reply, 401, { serviceErrorCode: 65601, code: 'REVOKED_ACCESS_TOKEN', message: 'The token used in the request has been revoked by the user', status: 401 });
+      void error(reply, 401, {
+        serviceErrorCode: 65601,
+        code: 'REVOKED_ACCESS_TOKEN',
+        message: 'The token used in the request has been revoked by the user',
+        status: 401,
+      });
       return undefined;
     }
     const member = held === undefined ? undefined : members.get(held.member);
@@ -381,7 +384,20 @@ export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Prom
   const idToken = (member: LinkedInMember, client: string) => {
     const seg = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
     const iat = Math.floor(now() / 1000);
-    const claims = { iss: 'https://www.linkedin.com/oauth', aud: client, iat, exp: iat + 3600, sub: member.sub, name: member.name, given_name: member.givenName, family_name: member.familyName, picture: picture(member), email: member.email, email_verified: true, locale: 'en_US' };
+    const claims = {
+      iss: 'https://www.linkedin.com/oauth',
+      aud: client,
+      iat,
+      exp: iat + 3600,
+      sub: member.sub,
+      name: member.name,
+      given_name: member.givenName,
+      family_name: member.familyName,
+      picture: picture(member),
+      email: member.email,
+      email_verified: true,
+      locale: 'en_US',
+    };
     return `${seg({ alg: 'RS256', kid: 'fake-linkedin', typ: 'JWT' })}.${seg(claims)}.${randomBytes(32).toString('base64url')}`;
   };
   const picture = (member: LinkedInMember) => `${base}/media/profile/${member.sub}.jpg`;
@@ -392,7 +408,11 @@ export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Prom
     if (!req.url.startsWith('/rest/')) return;
     const version = req.headers['linkedin-version'];
     if (typeof version !== 'string' || version === '') {
-      return error(reply, 400, { status: 400, code: 'VERSION_MISSING', message: 'A version must be present. Please specify a version by adding the LinkedIn-Version header.' });
+      return error(reply, 400, {
+        status: 400,
+        code: 'VERSION_MISSING',
+        message: 'A version must be present. Please specify a version by adding the LinkedIn-Version header.',
+      });
     }
     const month = /^(\d{6})(?:\.\d{2})?$/.exec(version)?.[1];
     if (month === undefined || !activeVersions.includes(month)) {
@@ -425,7 +445,8 @@ export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Prom
     };
     const scopes = (scope ?? '').split(' ').filter((s) => s !== '');
     const unknown = scopes.find((s) => !(LINKEDIN_SCOPES as readonly string[]).includes(s));
-    if (unknown !== undefined) return back({ error: 'unauthorized_scope_error', error_description: `Scope "${unknown}" is not authorized for your application` });
+    if (unknown !== undefined)
+      return back({ error: 'unauthorized_scope_error', error_description: `Scope "${unknown}" is not authorized for your application` });
     const missing = LINKEDIN_SCOPES.filter((s) => !scopes.includes(s));
     if (missing.length > 0) return page(`scope must include ${LINKEDIN_SCOPES.join(' ')} (space-separated); missing ${missing.join(' ')}`);
     const member = consenting ?? [...members.values()].at(-1);
@@ -449,19 +470,34 @@ export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Prom
     const grantType = params.get('grant_type');
     if (grantType === null) return error(reply, 400, { error: 'invalid_request', error_description: 'A required parameter "grant_type" is missing' });
     if (!clientOk(params)) return error(reply, 401, { error: 'invalid_client', error_description: 'Client authentication failed' });
-    if (grantType !== 'authorization_code') return error(reply, 400, { error: 'unsupported_grant_type', error_description: `Grant type ${grantType} is not supported for this application` });
+    if (grantType !== 'authorization_code')
+      return error(reply, 400, { error: 'unsupported_grant_type', error_description: `Grant type ${grantType} is not supported for this application` });
     const held = codes.get(params.get('code') ?? '');
     const member = held === undefined ? undefined : members.get(held.member);
-    if (held === undefined || member === undefined || held.used || now() >= held.expiresAt || held.clientId !== clientId || held.redirectUri !== params.get('redirect_uri')) {
+    if (
+      held === undefined ||
+      member === undefined ||
+      held.used ||
+      now() >= held.expiresAt ||
+      held.clientId !== clientId ||
+      held.redirectUri !== params.get('redirect_uri')
+    ) {
       return error(reply, 400, {
         error: 'invalid_request',
-        error_description: 'Unable to retrieve access token: appid/redirect uri/code verifier does not match authorization code. Or authorization code expired. Or external member binding exists',
+        error_description:
+          'Unable to retrieve access token: appid/redirect uri/code verifier does not match authorization code. Or authorization code expired. Or external member binding exists',
       });
     }
     held.used = true;
     const token = issue(member, clientId, held.scope);
     return finish(req, reply, fault, () =>
-      reply.send({ access_token: token, expires_in: TOKEN_TTL_S, scope: held.scope.split(' ').sort().join(','), token_type: 'Bearer', id_token: idToken(member, clientId) }),
+      reply.send({
+        access_token: token,
+        expires_in: TOKEN_TTL_S,
+        scope: held.scope.split(' ').sort().join(','),
+        token_type: 'Bearer',
+        id_token: idToken(member, clientId),
+      }),
     );
   });
 
@@ -556,12 +592,24 @@ export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Prom
       if (typeof request.owner !== 'string') return required(reply, '/initializeUploadRequest/owner');
       if (request.fileSizeBytes === undefined) return required(reply, '/initializeUploadRequest/fileSizeBytes');
       const size = request.fileSizeBytes;
-      if (typeof size !== 'number' || !Number.isSafeInteger(size) || size <= 0) return unprocessable(reply, 'ERROR :: /initializeUploadRequest/fileSizeBytes :: must be a positive integer');
+      if (typeof size !== 'number' || !Number.isSafeInteger(size) || size <= 0)
+        return unprocessable(reply, 'ERROR :: /initializeUploadRequest/fileSizeBytes :: must be a positive integer');
       if (request.owner !== member.urn) return denied(reply, `Not enough permissions to upload videos for ${request.owner}`);
       const id = `D5D10AQ${opaque(14)}`;
       const parts: LinkedInVideo['parts'] = [];
-      for (let first = 0; first < size; first += partBytes) parts.push({ firstByte: first, lastByte: Math.min(size, first + partBytes) - 1, etag: null, bytes: null });
-      const video: LinkedInVideo = { id, urn: `urn:li:video:${id}`, owner: member.urn, fileSizeBytes: size, uploadToken: opaque(24), parts, status: 'WAITING_UPLOAD', pollsLeft: 0, fails: false };
+      for (let first = 0; first < size; first += partBytes)
+        parts.push({ firstByte: first, lastByte: Math.min(size, first + partBytes) - 1, etag: null, bytes: null });
+      const video: LinkedInVideo = {
+        id,
+        urn: `urn:li:video:${id}`,
+        owner: member.urn,
+        fileSizeBytes: size,
+        uploadToken: opaque(24),
+        parts,
+        status: 'WAITING_UPLOAD',
+        pollsLeft: 0,
+        fails: false,
+      };
       videos.set(id, video);
       return finish(req, reply, fault, () =>
         reply.send({
@@ -663,13 +711,15 @@ export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Prom
       ['/lifecycleState', body.lifecycleState, ['PUBLISHED', 'DRAFT', 'PUBLISH_REQUESTED', 'PUBLISH_FAILED']],
       ['/distribution/feedDistribution', distribution.feedDistribution, ['MAIN_FEED', 'NONE']],
     ] as const) {
-      if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) return unprocessable(reply, `ERROR :: ${path} :: ${JSON.stringify(value)} is not an enum symbol`);
+      if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value))
+        return unprocessable(reply, `ERROR :: ${path} :: ${JSON.stringify(value)} is not an enum symbol`);
     }
     const { author, commentary } = body;
     if (typeof author !== 'string') return unprocessable(reply, 'ERROR :: /author :: expected a URN string');
     if (typeof commentary !== 'string') return unprocessable(reply, 'ERROR :: /commentary :: expected a string');
     if (author !== member.urn) return denied(reply, 'Unpermitted fields present in REQUEST_BODY: Data Processing Exception while processing fields [/author]');
-    if ([...commentary].length > MAX_COMMENTARY) return unprocessable(reply, `ERROR :: /commentary :: length ${[...commentary].length} exceeds the maximum of ${MAX_COMMENTARY}`);
+    if ([...commentary].length > MAX_COMMENTARY)
+      return unprocessable(reply, `ERROR :: /commentary :: length ${[...commentary].length} exceeds the maximum of ${MAX_COMMENTARY}`);
     const problem = contentProblem(body.content, author);
     if (problem !== undefined) return unprocessable(reply, problem);
     const duplicate = commentary === '' ? undefined : posts.find((p) => p.author === author && p.rawCommentary === commentary);
@@ -680,7 +730,14 @@ export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Prom
         status: 422,
       });
     }
-    const post: LinkedInPost = { urn: `urn:li:share:${numericId()}`, author, commentary: showLittleText(commentary), rawCommentary: commentary, content: body.content ?? null, createdAt: now() };
+    const post: LinkedInPost = {
+      urn: `urn:li:share:${numericId()}`,
+      author,
+      commentary: showLittleText(commentary),
+      rawCommentary: commentary,
+      content: body.content ?? null,
+      createdAt: now(),
+    };
     posts.push(post);
     return finish(req, reply, fault, () => reply.code(201).header('x-restli-id', post.urn).send());
   });
@@ -710,11 +767,20 @@ export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Prom
     if (body.object === undefined) return required(reply, '/object');
     const message = body.message;
     if (!isObject(message) || typeof message.text !== 'string') return required(reply, '/message/text');
-    if (body.actor !== member.urn) return denied(reply, 'Unpermitted fields present in REQUEST_BODY: Data Processing Exception while processing fields [/actor]');
+    if (body.actor !== member.urn)
+      return denied(reply, 'Unpermitted fields present in REQUEST_BODY: Data Processing Exception while processing fields [/actor]');
     if (body.object !== postUrn) return unprocessable(reply, `ERROR :: /object :: must be the URN in the path, ${postUrn}`);
     const id = numericId();
     const createdAt = now();
-    const comment: LinkedInComment = { id, urn: `urn:li:comment:(${postUrn},${id})`, object: postUrn, actor: member.urn, text: showLittleText(message.text), rawText: message.text, createdAt };
+    const comment: LinkedInComment = {
+      id,
+      urn: `urn:li:comment:(${postUrn},${id})`,
+      object: postUrn,
+      actor: member.urn,
+      text: showLittleText(message.text),
+      rawText: message.text,
+      createdAt,
+    };
     comments.push(comment);
     return finish(req, reply, fault, () =>
       reply
@@ -765,7 +831,8 @@ export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Prom
       const list = content.multiImage.images;
       if (!Array.isArray(list)) return 'ERROR :: /content/multiImage/images :: field is required but not found and has no default value';
       const entries: unknown[] = list;
-      if (entries.length < 2 || entries.length > 20) return `ERROR :: /content/multiImage/images :: a multi-image post takes 2 to 20 images, got ${entries.length}`;
+      if (entries.length < 2 || entries.length > 20)
+        return `ERROR :: /content/multiImage/images :: a multi-image post takes 2 to 20 images, got ${entries.length}`;
       for (const [i, entry] of entries.entries()) {
         const problem = image(`/content/multiImage/images/${i}`, isObject(entry) ? entry.id : undefined);
         if (problem !== undefined) return problem;
@@ -792,7 +859,14 @@ export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Prom
         name,
         givenName,
         familyName: rest.join(' '),
-        email: email ?? `${name.toLowerCase().replace(/[^a-z0-9]+/g, '.').replace(/^\.|\.$/g, '') || sub}@example.test`,
+        email:
+          email ??
+          `${
+            name
+              .toLowerCase()
+              .replace(/[^a-z0-9]+/g, '.')
+              .replace(/^\.|\.$/g, '') || sub
+          }@example.test`,
       };
       members.set(sub, member);
       return member;

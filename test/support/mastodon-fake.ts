@@ -112,7 +112,12 @@ export async function startMastodonFake(): Promise<MastodonFake> {
     const key = req.headers['idempotency-key'];
     requests.push({ method: req.method, path: req.url, idempotencyKey: typeof key === 'string' ? key : null, body });
   };
-  const attachment = (m: FakeMedia) => ({ id: m.id, type: m.type, url: m.pollsLeft === 0 && !m.failed ? `${base}/media/${m.id}` : null, description: m.description });
+  const attachment = (m: FakeMedia) => ({
+    id: m.id,
+    type: m.type,
+    url: m.pollsLeft === 0 && !m.failed ? `${base}/media/${m.id}` : null,
+    description: m.description,
+  });
 
   app.get('/api/v1/accounts/verify_credentials', async (req, reply) => {
     record(req, null);
@@ -132,10 +137,23 @@ export async function startMastodonFake(): Promise<MastodonFake> {
     }
     record(req, { file: file === undefined ? null : { bytes: file.bytes.length, mime: file.mime }, description });
     const fault = takeFault('media');
-    if (fault?.kind === 'answer') return reply.code(fault.status).headers(fault.headers ?? {}).send(fault.body ?? { error: 'Fault' });
-    if (file === undefined) return reply.code(422).send({ error: 'Validation failed: File can\'t be blank' });
+    if (fault?.kind === 'answer')
+      return reply
+        .code(fault.status)
+        .headers(fault.headers ?? {})
+        .send(fault.body ?? { error: 'Fault' });
+    if (file === undefined) return reply.code(422).send({ error: "Validation failed: File can't be blank" });
     const video = file.mime.startsWith('video/');
-    const m: FakeMedia = { id: String(nextId++), accountId: account.id, type: video ? 'video' : 'image', bytes: file.bytes, mime: file.mime, description, pollsLeft: video ? videoProcessing.polls : 0, failed: false };
+    const m: FakeMedia = {
+      id: String(nextId++),
+      accountId: account.id,
+      type: video ? 'video' : 'image',
+      bytes: file.bytes,
+      mime: file.mime,
+      description,
+      pollsLeft: video ? videoProcessing.polls : 0,
+      failed: false,
+    };
     media.set(m.id, m);
     return reply.code(video ? 202 : 200).send(attachment(m));
   });
@@ -163,7 +181,11 @@ export async function startMastodonFake(): Promise<MastodonFake> {
     const scoped = typeof key === 'string' ? `${account.id}:${key}` : undefined;
     const remembered = scoped === undefined ? undefined : keys.get(scoped);
     const fault = takeFault('statuses');
-    if (fault?.kind === 'answer') return reply.code(fault.status).headers(fault.headers ?? {}).send(fault.body ?? { error: 'Fault' });
+    if (fault?.kind === 'answer')
+      return reply
+        .code(fault.status)
+        .headers(fault.headers ?? {})
+        .send(fault.body ?? { error: 'Fault' });
     if (remembered !== undefined && now() - remembered.at < KEY_TTL_MS) return statuses.find((s) => s.id === remembered.statusId);
 
     const text = req.body.status ?? '';
@@ -176,10 +198,19 @@ export async function startMastodonFake(): Promise<MastodonFake> {
       if (m === undefined || m.accountId !== account.id) return reply.code(404).send({ error: 'Record not found' });
       if (m.pollsLeft > 0 || m.failed) return reply.code(422).send({ error: 'Cannot attach files that have not finished processing. Try again in a moment!' });
     }
-    if (req.body.in_reply_to_id !== undefined && !statuses.some((s) => s.id === req.body.in_reply_to_id)) return reply.code(404).send({ error: 'Record not found' });
+    if (req.body.in_reply_to_id !== undefined && !statuses.some((s) => s.id === req.body.in_reply_to_id))
+      return reply.code(404).send({ error: 'Record not found' });
 
     const id = String(nextId++);
-    const status: FakeStatus = { id, accountId: account.id, createdAt: new Date(now()).toISOString(), text, mediaIds, inReplyToId: req.body.in_reply_to_id ?? null, url: `${base}/@${account.username}/${id}` };
+    const status: FakeStatus = {
+      id,
+      accountId: account.id,
+      createdAt: new Date(now()).toISOString(),
+      text,
+      mediaIds,
+      inReplyToId: req.body.in_reply_to_id ?? null,
+      url: `${base}/@${account.username}/${id}`,
+    };
     statuses.push(status);
     if (scoped !== undefined) keys.set(scoped, { statusId: id, at: now() });
     if (fault?.kind === 'commitThenAnswer') return reply.code(fault.status).send({ error: 'Service unavailable' });
@@ -187,7 +218,13 @@ export async function startMastodonFake(): Promise<MastodonFake> {
       req.raw.socket.destroy();
       return reply;
     }
-    return { id, url: status.url, content: `<p>${escapeHtml(text)}</p>`, in_reply_to_id: status.inReplyToId, media_attachments: mediaIds.map((m) => attachment(media.get(m)!)) };
+    return {
+      id,
+      url: status.url,
+      content: `<p>${escapeHtml(text)}</p>`,
+      in_reply_to_id: status.inReplyToId,
+      media_attachments: mediaIds.map((m) => attachment(media.get(m)!)),
+    };
   });
 
   // docs.joinmastodon.org/methods/accounts/#statuses: newest first, `limit` at most 40, `max_id` pages back.
@@ -195,11 +232,19 @@ export async function startMastodonFake(): Promise<MastodonFake> {
     record(req, null);
     if (authed(req, reply) === undefined) return reply;
     const fault = takeFault('timeline');
-    if (fault?.kind === 'answer') return reply.code(fault.status).headers(fault.headers ?? {}).send(fault.body ?? { error: 'Fault' });
+    if (fault?.kind === 'answer')
+      return reply
+        .code(fault.status)
+        .headers(fault.headers ?? {})
+        .send(fault.body ?? { error: 'Fault' });
     if (!accounts.has(req.params.id)) return reply.code(404).send({ error: 'Record not found' });
     const limit = Math.min(40, Number(req.query.limit ?? 20));
-    const older = statuses.filter((s) => s.accountId === req.params.id && (req.query.max_id === undefined || Number(s.id) < Number(req.query.max_id))).reverse();
-    return older.slice(0, limit).map((s) => ({ id: s.id, created_at: s.createdAt, in_reply_to_id: s.inReplyToId, url: s.url, content: `<p>${escapeHtml(s.text)}</p>` }));
+    const older = statuses
+      .filter((s) => s.accountId === req.params.id && (req.query.max_id === undefined || Number(s.id) < Number(req.query.max_id)))
+      .reverse();
+    return older
+      .slice(0, limit)
+      .map((s) => ({ id: s.id, created_at: s.createdAt, in_reply_to_id: s.inReplyToId, url: s.url, content: `<p>${escapeHtml(s.text)}</p>` }));
   });
 
   await app.listen({ host: '127.0.0.1', port: 0 });

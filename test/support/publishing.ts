@@ -85,7 +85,7 @@ export async function startTestPublishing(
     drain: (concurrency = 2) => drain(deps, concurrency),
     deliver: () => drainDeliveries(deps, 2),
     async deliverAll() {
-      for (const end = Date.now() + 20_000; ; ) {
+      for (const end = Date.now() + 20_000; ;) {
         await drainDeliveries(deps, 2);
         const waiting = await db.selectFrom('webhook_deliveries').select('id').where('due_at', 'is not', null).limit(1).executeTakeFirst();
         if (waiting === undefined) return;

@@ -57,7 +57,7 @@ export async function startTestReceiver(): Promise<TestReceiver> {
       answers.push(...next);
     },
     async waitFor(n, timeoutMs = 15_000) {
-      for (const end = Date.now() + timeoutMs; received.length < n; ) {
+      for (const end = Date.now() + timeoutMs; received.length < n;) {
         if (Date.now() > end) throw new Error(`received ${received.length} webhook requests, expected ${n}`);
         await new Promise((resolve) => setTimeout(resolve, 20));
       }

@@ -181,7 +181,21 @@ const MAX_ALT_TEXT = 1_000;
 const T_CO_LENGTH = 23;
 const MB = 1024 * 1024;
 const CATEGORIES = ['tweet_image', 'tweet_gif', 'tweet_video', 'amplify_video', 'dm_image', 'dm_gif', 'dm_video', 'subtitles'];
-const MEDIA_TYPES = ['video/mp4', 'video/webm', 'video/mp2t', 'video/quicktime', 'image/jpeg', 'image/gif', 'image/bmp', 'image/png', 'image/webp', 'image/pjpeg', 'image/tiff', 'text/srt', 'text/vtt'];
+const MEDIA_TYPES = [
+  'video/mp4',
+  'video/webm',
+  'video/mp2t',
+  'video/quicktime',
+  'image/jpeg',
+  'image/gif',
+  'image/bmp',
+  'image/png',
+  'image/webp',
+  'image/pjpeg',
+  'image/tiff',
+  'text/srt',
+  'text/vtt',
+];
 const REPLY_SETTINGS = ['following', 'mentionedUsers', 'subscribers', 'verified'];
 
 const UNAUTHORIZED = { title: 'Unauthorized', type: 'about:blank', status: 401, detail: 'Unauthorized' };
@@ -195,7 +209,12 @@ const NOT_SUMMONED = {
 };
 const FAULT_BODIES: Record<number, unknown> = {
   401: UNAUTHORIZED,
-  402: { title: 'CreditsDepleted', detail: 'Your enrolled account [...] does not have any credits to fulfill this request.', type: 'https://api.x.com/2/problems/credits', status: 402 },
+  402: {
+    title: 'CreditsDepleted',
+    detail: 'Your enrolled account [...] does not have any credits to fulfill this request.',
+    type: 'https://api.x.com/2/problems/credits',
+    status: 402,
+  },
   429: { title: 'Too Many Requests', detail: 'Too Many Requests', type: 'about:blank', status: 429 },
   503: { title: 'Service Unavailable', detail: 'Service Unavailable', type: 'about:blank', status: 503 },
 };
@@ -281,7 +300,9 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
   });
   app.setErrorHandler((error: Error & { statusCode?: number }, _req, reply) => {
     const status = error.statusCode ?? 500;
-    return reply.code(status).send(status < 500 ? invalidRequest(error.message) : { title: 'Internal Server Error', detail: error.message, type: 'about:blank', status });
+    return reply
+      .code(status)
+      .send(status < 500 ? invalidRequest(error.message) : { title: 'Internal Server Error', detail: error.message, type: 'about:blank', status });
   });
   app.setNotFoundHandler((_req, reply) => reply.code(404).send({ errors: [{ message: 'Sorry, that page does not exist', code: 34 }] }));
 
@@ -292,7 +313,7 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(req.headers)) {
       if (value === undefined) continue;
-      headers[name] = name === 'authorization' ? String(value).split(' ')[0] ?? '' : Array.isArray(value) ? value.join(', ') : value;
+      headers[name] = name === 'authorization' ? (String(value).split(' ')[0] ?? '') : Array.isArray(value) ? value.join(', ') : value;
     }
     requests.push({ method: req.method, path: req.url, headers, body });
   };
@@ -347,7 +368,13 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
 
   const tokenAnswer = (tokens: { accessToken: string; refreshToken: string | undefined }, scope: string[]): Answer => ({
     status: 200,
-    body: { token_type: 'bearer', expires_in: ACCESS_TTL_S, access_token: tokens.accessToken, scope: scope.join(' '), ...(tokens.refreshToken === undefined ? {} : { refresh_token: tokens.refreshToken }) },
+    body: {
+      token_type: 'bearer',
+      expires_in: ACCESS_TTL_S,
+      access_token: tokens.accessToken,
+      scope: scope.join(' '),
+      ...(tokens.refreshToken === undefined ? {} : { refresh_token: tokens.refreshToken }),
+    },
   });
 
   const link = (url: string) => {
@@ -363,7 +390,13 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
    * Every API route: the request recorded, counted against its rate limit, a planned fault taken,
    * then the handler; the rate-limit headers on whatever answer goes out.
    */
-  const api = (method: 'GET' | 'POST', url: string, target: XFaultTarget, limit: Limit, handler: (req: FastifyRequest, body: unknown) => Answer | Promise<Answer>) => {
+  const api = (
+    method: 'GET' | 'POST',
+    url: string,
+    target: XFaultTarget,
+    limit: Limit,
+    handler: (req: FastifyRequest, body: unknown) => Answer | Promise<Answer>,
+  ) => {
     app.route({
       method,
       url,
@@ -371,20 +404,33 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
         const body: unknown = req.isMultipart() ? await readMultipart(req) : req.body;
         record(req, body instanceof MultipartBody ? body.summary() : body);
         const token = bearerToken(req);
-        const subject = target === 'token' || target === 'revoke' ? 'app' : (token === undefined ? undefined : accessTokens.get(token)?.userId) ?? 'anonymous';
+        const subject =
+          target === 'token' || target === 'revoke' ? 'app' : ((token === undefined ? undefined : accessTokens.get(token)?.userId) ?? 'anonymous');
         const window = count(`${limit}:${subject}`, LIMITS[limit], WINDOW_MS);
-        const headers: Record<string, string> = { 'x-rate-limit-limit': String(window.limit), 'x-rate-limit-remaining': String(window.remaining), 'x-rate-limit-reset': String(window.reset) };
+        const headers: Record<string, string> = {
+          'x-rate-limit-limit': String(window.limit),
+          'x-rate-limit-remaining': String(window.remaining),
+          'x-rate-limit-reset': String(window.reset),
+        };
         let over = window.over;
         if (target === 'tweets') {
           const day = count(`tweets-day:${subject}`, TWEETS_PER_DAY, DAY_MS);
-          Object.assign(headers, { 'x-user-limit-24hour-limit': String(day.limit), 'x-user-limit-24hour-remaining': String(day.remaining), 'x-user-limit-24hour-reset': String(day.reset) });
+          Object.assign(headers, {
+            'x-user-limit-24hour-limit': String(day.limit),
+            'x-user-limit-24hour-remaining': String(day.remaining),
+            'x-user-limit-24hour-reset': String(day.reset),
+          });
           over ||= day.over;
         }
         const fault = takeFault(target);
         let answer: Answer;
         if (fault?.kind === 'answer') {
           const defaults: Record<string, string> = fault.status === 429 ? { 'x-rate-limit-remaining': '0' } : {};
-          answer = { status: fault.status, headers: { ...defaults, ...fault.headers }, body: fault.body ?? FAULT_BODIES[fault.status] ?? { title: 'Error', detail: 'Error', type: 'about:blank', status: fault.status } };
+          answer = {
+            status: fault.status,
+            headers: { ...defaults, ...fault.headers },
+            body: fault.body ?? FAULT_BODIES[fault.status] ?? { title: 'Error', detail: 'Error', type: 'about:blank', status: fault.status },
+          };
         } else if (over) {
           answer = { status: 429, body: FAULT_BODIES[429] };
         } else {
@@ -411,17 +457,27 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     const scope = (query.scope ?? '').split(/[ +]/).filter((s) => s !== '');
     const missing = SCOPES_NEEDED.filter((s) => !scope.includes(s));
     const reason =
-      query.response_type !== 'code' ? 'response_type must be code'
-      : query.client_id !== clientId ? 'unknown client_id'
-      : query.redirect_uri === undefined || !/^https?:\/\//.test(query.redirect_uri) ? 'redirect_uri missing or not an http(s) URL'
-      : query.state === undefined || query.state === '' || query.state.length > 500 ? 'state missing or longer than 500 characters'
-      : query.code_challenge_method !== 'S256' ? 'code_challenge_method must be S256'
-      : !/^[A-Za-z0-9_-]{43}$/.test(query.code_challenge ?? '') ? 'code_challenge is not a base64url SHA-256'
-      : missing.length > 0 ? `scope lacks ${missing.join(' ')}`
-      : null;
+      query.response_type !== 'code'
+        ? 'response_type must be code'
+        : query.client_id !== clientId
+          ? 'unknown client_id'
+          : query.redirect_uri === undefined || !/^https?:\/\//.test(query.redirect_uri)
+            ? 'redirect_uri missing or not an http(s) URL'
+            : query.state === undefined || query.state === '' || query.state.length > 500
+              ? 'state missing or longer than 500 characters'
+              : query.code_challenge_method !== 'S256'
+                ? 'code_challenge_method must be S256'
+                : !/^[A-Za-z0-9_-]{43}$/.test(query.code_challenge ?? '')
+                  ? 'code_challenge is not a base64url SHA-256'
+                  : missing.length > 0
+                    ? `scope lacks ${missing.join(' ')}`
+                    : null;
     if (reason !== null) {
       authorizations.push({ query, outcome: 'invalid', reason, userId: null });
-      return reply.code(400).type('text/html').send(`<p>Something went wrong. You weren't able to give access to the App. Go back and try logging in again.</p><!-- ${reason} -->`);
+      return reply
+        .code(400)
+        .type('text/html')
+        .send(`<p>Something went wrong. You weren't able to give access to the App. Go back and try logging in again.</p><!-- ${reason} -->`);
     }
     const back = new URL(query.redirect_uri!);
     if (refuseNext) {
@@ -450,8 +506,13 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     if (form.grant_type === 'authorization_code') {
       const code = form.code === undefined ? undefined : codes.get(form.code);
       if (form.code !== undefined) codes.delete(form.code); // single use, whatever the outcome
-      if (code === undefined || now() - code.issuedAt > CODE_TTL_MS) return { status: 400, body: { error: 'invalid_request', error_description: 'Value passed for the authorization code was invalid.' } };
-      if (form.redirect_uri !== code.redirectUri) return { status: 400, body: { error: 'invalid_request', error_description: 'Value passed for the redirect uri did not match the uri of the authorization code.' } };
+      if (code === undefined || now() - code.issuedAt > CODE_TTL_MS)
+        return { status: 400, body: { error: 'invalid_request', error_description: 'Value passed for the authorization code was invalid.' } };
+      if (form.redirect_uri !== code.redirectUri)
+        return {
+          status: 400,
+          body: { error: 'invalid_request', error_description: 'Value passed for the redirect uri did not match the uri of the authorization code.' },
+        };
       if (form.code_verifier === undefined || createHash('sha256').update(form.code_verifier).digest('base64url') !== code.challenge) {
         return { status: 400, body: { error: 'invalid_request', error_description: 'Value passed for the code verifier did not match the code challenge.' } };
       }
@@ -475,7 +536,11 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     const refresh = refreshTokens.get(form.token);
     if (access !== undefined) access.dead = true;
     if (refresh !== undefined) refresh.dead = true;
-    revocations.push({ token: form.token, tokenTypeHint: form.token_type_hint ?? null, kind: access !== undefined ? 'access' : refresh !== undefined ? 'refresh' : 'unknown' });
+    revocations.push({
+      token: form.token,
+      tokenTypeHint: form.token_type_hint ?? null,
+      kind: access !== undefined ? 'access' : refresh !== undefined ? 'refresh' : 'unknown',
+    });
     return { status: 200, body: { revoked: true } };
   });
 
@@ -499,7 +564,17 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
   const newMedia = (user: XUser, fields: Pick<XMedia, 'kind' | 'category' | 'mediaType' | 'bytes' | 'totalBytes' | 'state'>): XMedia => {
     const id = snowflake();
     const prefix = fields.kind === 'video' ? 7 : fields.kind === 'gif' ? 16 : 3;
-    const m: XMedia = { id, mediaKey: `${prefix}_${id}`, userId: user.id, segments: 0, pollsLeft: 0, failure: null, altText: null, uploadedAt: now(), ...fields };
+    const m: XMedia = {
+      id,
+      mediaKey: `${prefix}_${id}`,
+      userId: user.id,
+      segments: 0,
+      pollsLeft: 0,
+      failure: null,
+      altText: null,
+      uploadedAt: now(),
+      ...fields,
+    };
     media.set(id, m);
     return m;
   };
@@ -510,14 +585,23 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     if (!(body instanceof MultipartBody)) return { status: 400, body: invalidRequest('The request must be multipart/form-data.') };
     const category = body.fields.media_category;
     if (category === undefined || category === '') return { status: 400, body: invalidRequest('The `media_category` field can not be empty.') };
-    if (!CATEGORIES.includes(category)) return { status: 400, body: invalidRequest(`The \`media_category\` value [${category}] is not one of [${CATEGORIES.join(',')}].`) };
-    if (category.endsWith('video')) return { status: 400, body: invalidRequest('Video must be uploaded with /2/media/upload/initialize, append and finalize.') };
+    if (!CATEGORIES.includes(category))
+      return { status: 400, body: invalidRequest(`The \`media_category\` value [${category}] is not one of [${CATEGORIES.join(',')}].`) };
+    if (category.endsWith('video'))
+      return { status: 400, body: invalidRequest('Video must be uploaded with /2/media/upload/initialize, append and finalize.') };
     const file = body.files.media;
     if (file === undefined || file.bytes.length === 0) return { status: 400, body: invalidRequest('The `media` field can not be empty.') };
     const kind = category.endsWith('gif') ? 'gif' : 'image';
     const max = kind === 'gif' ? 15 * MB : 5 * MB;
     if (file.bytes.length > max) return { status: 400, body: invalidRequest(`File size exceeds ${max} bytes.`) };
-    const m = newMedia(user, { kind, category, mediaType: body.fields.media_type ?? (file.mime === 'application/octet-stream' ? null : file.mime), bytes: file.bytes, totalBytes: file.bytes.length, state: 'succeeded' });
+    const m = newMedia(user, {
+      kind,
+      category,
+      mediaType: body.fields.media_type ?? (file.mime === 'application/octet-stream' ? null : file.mime),
+      bytes: file.bytes,
+      totalBytes: file.bytes.length,
+      state: 'succeeded',
+    });
     return { status: 200, body: { data: { id: m.id, media_key: m.mediaKey, size: m.bytes.length, expires_after_secs: MEDIA_TTL_S } } };
   });
 
@@ -526,9 +610,12 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     if (isAnswer(user)) return user;
     if (!isObject(body)) return { status: 400, body: invalidRequest('The request body must be a JSON object.') };
     const { media_type: mediaType, total_bytes: totalBytes, media_category: givenCategory } = body;
-    if (typeof mediaType !== 'string' || !MEDIA_TYPES.includes(mediaType)) return { status: 400, body: invalidRequest(`The \`media_type\` value [${String(mediaType)}] is not one of [${MEDIA_TYPES.join(',')}].`) };
-    if (typeof totalBytes !== 'number' || !Number.isInteger(totalBytes) || totalBytes <= 0) return { status: 400, body: invalidRequest('The `total_bytes` field must be a positive integer.') };
-    if (givenCategory !== undefined && (typeof givenCategory !== 'string' || !CATEGORIES.includes(givenCategory))) return { status: 400, body: invalidRequest(`The \`media_category\` value [${JSON.stringify(givenCategory)}] is not one of [${CATEGORIES.join(',')}].`) };
+    if (typeof mediaType !== 'string' || !MEDIA_TYPES.includes(mediaType))
+      return { status: 400, body: invalidRequest(`The \`media_type\` value [${String(mediaType)}] is not one of [${MEDIA_TYPES.join(',')}].`) };
+    if (typeof totalBytes !== 'number' || !Number.isInteger(totalBytes) || totalBytes <= 0)
+      return { status: 400, body: invalidRequest('The `total_bytes` field must be a positive integer.') };
+    if (givenCategory !== undefined && (typeof givenCategory !== 'string' || !CATEGORIES.includes(givenCategory)))
+      return { status: 400, body: invalidRequest(`The \`media_category\` value [${JSON.stringify(givenCategory)}] is not one of [${CATEGORIES.join(',')}].`) };
     const category = givenCategory ?? (mediaType.startsWith('video/') ? 'tweet_video' : mediaType === 'image/gif' ? 'tweet_gif' : 'tweet_image');
     const kind = category.endsWith('video') || mediaType.startsWith('video/') ? 'video' : category.endsWith('gif') ? 'gif' : 'image';
     const max = kind === 'video' ? 512 * MB : kind === 'gif' ? 15 * MB : 5 * MB;
@@ -545,7 +632,8 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     if (m.state !== 'uploading') return { status: 400, body: invalidRequest(`Media id [${m.id}] is already finalized.`) };
     if (!(body instanceof MultipartBody)) return { status: 400, body: invalidRequest('The request must be multipart/form-data.') };
     const index = Number(body.fields.segment_index ?? Number.NaN);
-    if (!Number.isInteger(index) || index < 0 || index > 999) return { status: 400, body: invalidRequest('The `segment_index` field must be an integer from 0 to 999.') };
+    if (!Number.isInteger(index) || index < 0 || index > 999)
+      return { status: 400, body: invalidRequest('The `segment_index` field must be an integer from 0 to 999.') };
     if (index !== m.segments) return { status: 400, body: invalidRequest(`Segment index ${index} is out of order: expected ${m.segments}.`) };
     const chunk = body.files.media;
     if (chunk === undefined || chunk.bytes.length === 0) return { status: 400, body: invalidRequest('The `media` field can not be empty.') };
@@ -560,7 +648,8 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     const m = ownMedia(user, (req.params as { id: string }).id);
     if (isAnswer(m)) return m;
     if (m.state !== 'uploading') return { status: 400, body: invalidRequest(`Media id [${m.id}] is already finalized.`) };
-    if (m.bytes.length !== m.totalBytes) return { status: 400, body: invalidRequest(`File size mismatch: ${m.bytes.length} bytes appended, total_bytes is ${m.totalBytes}.`) };
+    if (m.bytes.length !== m.totalBytes)
+      return { status: 400, body: invalidRequest(`File size mismatch: ${m.bytes.length} bytes appended, total_bytes is ${m.totalBytes}.`) };
     const data = { id: m.id, media_key: m.mediaKey, size: m.bytes.length, expires_after_secs: MEDIA_TTL_S };
     if (m.kind === 'image') {
       m.state = 'succeeded';
@@ -590,9 +679,11 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     }
     const total = videoPolls + 1;
     const info =
-      m.state === 'in_progress' ? { state: 'in_progress', check_after_secs: 1, progress_percent: Math.round((100 * (total - m.pollsLeft - 1)) / total) }
-      : m.state === 'failed' ? { state: 'failed', progress_percent: 100, error: { code: 1, name: 'InvalidMedia', message: m.failure } }
-      : { state: m.state, progress_percent: 100 };
+      m.state === 'in_progress'
+        ? { state: 'in_progress', check_after_secs: 1, progress_percent: Math.round((100 * (total - m.pollsLeft - 1)) / total) }
+        : m.state === 'failed'
+          ? { state: 'failed', progress_percent: 100, error: { code: 1, name: 'InvalidMedia', message: m.failure } }
+          : { state: m.state, progress_percent: 100 };
     return { status: 200, body: { data: { id: m.id, media_key: m.mediaKey, processing_info: info } } };
   });
 
@@ -602,7 +693,8 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     const metadata = isObject(body) ? body.metadata : undefined;
     const altText = isObject(metadata) ? metadata.alt_text : undefined;
     const text = isObject(altText) ? altText.text : undefined;
-    if (!isObject(body) || typeof body.id !== 'string' || typeof text !== 'string') return { status: 400, body: invalidRequest('The body must be {"id": string, "metadata": {"alt_text": {"text": string}}}.') };
+    if (!isObject(body) || typeof body.id !== 'string' || typeof text !== 'string')
+      return { status: 400, body: invalidRequest('The body must be {"id": string, "metadata": {"alt_text": {"text": string}}}.') };
     if ([...text].length > MAX_ALT_TEXT) return { status: 400, body: invalidRequest(`Alt text is longer than ${MAX_ALT_TEXT} characters.`) };
     const m = ownMedia(user, body.id);
     if (isAnswer(m)) return m;
@@ -617,15 +709,20 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     if (isAnswer(user)) return user;
     const bad = (message: string): Answer => ({ status: 400, body: invalidRequest(message) });
     if (!isObject(body)) return bad('The request body must be a JSON object.');
-    const unknown = unknownKey(body, ['text', 'media', 'reply', 'reply_settings']) ?? (isObject(body.media) ? unknownKey(body.media, ['media_ids'], 'media.') : undefined) ?? (isObject(body.reply) ? unknownKey(body.reply, ['in_reply_to_tweet_id'], 'reply.') : undefined);
+    const unknown =
+      unknownKey(body, ['text', 'media', 'reply', 'reply_settings']) ??
+      (isObject(body.media) ? unknownKey(body.media, ['media_ids'], 'media.') : undefined) ??
+      (isObject(body.reply) ? unknownKey(body.reply, ['in_reply_to_tweet_id'], 'reply.') : undefined);
     if (unknown !== undefined) return bad(`$.${unknown}: is not defined in the schema and the schema does not allow additional properties`);
     const { text = '', media: attached, reply, reply_settings: replySettings } = body;
     if (typeof text !== 'string') return bad('$.text: string expected');
-    if (replySettings !== undefined && (typeof replySettings !== 'string' || !REPLY_SETTINGS.includes(replySettings))) return bad(`$.reply_settings: does not have a value in the enumeration [${REPLY_SETTINGS.join(', ')}]`);
+    if (replySettings !== undefined && (typeof replySettings !== 'string' || !REPLY_SETTINGS.includes(replySettings)))
+      return bad(`$.reply_settings: does not have a value in the enumeration [${REPLY_SETTINGS.join(', ')}]`);
     let mediaIds: string[] = [];
     if (attached !== undefined) {
       const ids = isObject(attached) ? attached.media_ids : undefined;
-      if (!Array.isArray(ids) || ids.length < 1 || ids.length > 4 || !ids.every((id) => typeof id === 'string' && /^[0-9]{1,19}$/.test(id))) return bad('$.media.media_ids: 1 to 4 numeric strings expected');
+      if (!Array.isArray(ids) || ids.length < 1 || ids.length > 4 || !ids.every((id) => typeof id === 'string' && /^[0-9]{1,19}$/.test(id)))
+        return bad('$.media.media_ids: 1 to 4 numeric strings expected');
       mediaIds = ids as string[];
     }
     let inReplyToId: string | null = null;
@@ -641,7 +738,8 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     const found: XMedia[] = [];
     for (const id of mediaIds) {
       const m = media.get(id);
-      if (m === undefined || m.userId !== user.id || m.state !== 'succeeded' || now() - m.uploadedAt >= MEDIA_TTL_S * 1000) return bad('Your media IDs are invalid.');
+      if (m === undefined || m.userId !== user.id || m.state !== 'succeeded' || now() - m.uploadedAt >= MEDIA_TTL_S * 1000)
+        return bad('Your media IDs are invalid.');
       found.push(m);
     }
     if (found.some((m) => m.kind !== 'image') && found.length > 1) return bad('Your media IDs are invalid.');
@@ -658,7 +756,17 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     const shown = [replaceUrls(text, link), ...(found.length > 0 ? [`https://t.co/${base62(10)}`] : [])].filter((s) => s !== '').join(' ');
     const altTexts: Record<string, string> = {};
     for (const m of found) if (m.altText !== null) altTexts[m.id] = m.altText;
-    posts.push({ id, authorId: user.id, text, shownText: shown, mediaIds, altTexts, inReplyToId, replySettings: replySettings ?? null, createdAt: isoSecond(now()) });
+    posts.push({
+      id,
+      authorId: user.id,
+      text,
+      shownText: shown,
+      mediaIds,
+      altTexts,
+      inReplyToId,
+      replySettings: replySettings ?? null,
+      createdAt: isoSecond(now()),
+    });
     return { status: 201, body: { data: { id, text: shown, edit_history_post_ids: [id] } } };
   });
 
@@ -668,7 +776,22 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     const { id } = req.params as { id: string };
     const query = stringFields(req.query);
     if (!users.has(id)) {
-      return { status: 200, body: { errors: [{ value: id, detail: `Could not find user with id: [${id}].`, title: 'Not Found Error', resource_type: 'user', parameter: 'id', resource_id: id, type: 'https://api.x.com/2/problems/resource-not-found' }] } };
+      return {
+        status: 200,
+        body: {
+          errors: [
+            {
+              value: id,
+              detail: `Could not find user with id: [${id}].`,
+              title: 'Not Found Error',
+              resource_type: 'user',
+              parameter: 'id',
+              resource_id: id,
+              type: 'https://api.x.com/2/problems/resource-not-found',
+            },
+          ],
+        },
+      };
     }
     const bad = (message: string): Answer => ({ status: 400, body: invalidRequest(message) });
     const max = query.max_results === undefined ? 10 : Number(query.max_results);
@@ -709,7 +832,11 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
         ...(fields.has('attachments') && p.mediaIds.length > 0 ? { attachments: { media_keys: p.mediaIds.map((m) => media.get(m)?.mediaKey ?? m) } } : {}),
       };
     });
-    const meta = { result_count: page.length, ...(page.length > 0 ? { newest_id: page[0]!.id, oldest_id: page[page.length - 1]!.id } : {}), ...(next === undefined ? {} : { next_token: next.id }) };
+    const meta = {
+      result_count: page.length,
+      ...(page.length > 0 ? { newest_id: page[0]!.id, oldest_id: page[page.length - 1]!.id } : {}),
+      ...(next === undefined ? {} : { next_token: next.id }),
+    };
     return { status: 200, body: page.length > 0 ? { data, meta } : { meta } };
   });
 
@@ -775,7 +902,10 @@ class MultipartBody implements Multipart {
   files: Multipart['files'] = {};
 
   summary() {
-    return { fields: this.fields, files: Object.fromEntries(Object.entries(this.files).map(([name, f]) => [name, { bytes: f.bytes.length, mime: f.mime, filename: f.filename }])) };
+    return {
+      fields: this.fields,
+      files: Object.fromEntries(Object.entries(this.files).map(([name, f]) => [name, { bytes: f.bytes.length, mime: f.mime, filename: f.filename }])),
+    };
   }
 }
 
@@ -789,7 +919,13 @@ async function readMultipart(req: FastifyRequest): Promise<MultipartBody> {
 }
 
 function invalidRequest(message: string) {
-  return { errors: [{ message }], title: 'Invalid Request', detail: 'One or more parameters to your request was invalid.', type: 'https://api.x.com/2/problems/invalid-request', status: 400 };
+  return {
+    errors: [{ message }],
+    title: 'Invalid Request',
+    detail: 'One or more parameters to your request was invalid.',
+    type: 'https://api.x.com/2/problems/invalid-request',
+    status: 400,
+  };
 }
 
 function isAnswer(value: object): value is Answer {
@@ -860,7 +996,9 @@ export function weightedLength(text: string): number {
     return '';
   });
   for (const { segment } of graphemes.segment(rest)) {
-    const emoji = /\p{Regional_Indicator}/u.test(segment) || [...segment].some((ch) => /\p{Extended_Pictographic}/u.test(ch) && (ch.codePointAt(0)! > 0xff || segment.includes('\uFE0F')));
+    const emoji =
+      /\p{Regional_Indicator}/u.test(segment) ||
+      [...segment].some((ch) => /\p{Extended_Pictographic}/u.test(ch) && (ch.codePointAt(0)! > 0xff || segment.includes('\uFE0F')));
     if (emoji) {
       units += 2;
       continue;

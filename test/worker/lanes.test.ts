@@ -74,12 +74,16 @@ describe('Lanes', () => {
     const bench = workbench();
     let release: (step: Step) => void = () => {};
     let first = true;
-    const lanes = new Lanes(1, () => {
-      if (!first) return bench.take();
-      first = false;
-      // The first look read the database before the work below was committed.
-      return new Promise<Step>((resolve) => (release = resolve));
-    }, (error) => bench.errors.push(error));
+    const lanes = new Lanes(
+      1,
+      () => {
+        if (!first) return bench.take();
+        first = false;
+        // The first look read the database before the work below was committed.
+        return new Promise<Step>((resolve) => (release = resolve));
+      },
+      (error) => bench.errors.push(error),
+    );
     lanes.wake();
     bench.due.push('announced');
     lanes.wake();
@@ -111,11 +115,15 @@ describe('Lanes', () => {
   it('reports a step that failed, and the next wake starts a lane again', async () => {
     const bench = workbench();
     let fail = true;
-    const lanes = new Lanes(1, () => {
-      if (!fail) return bench.take();
-      fail = false;
-      return Promise.reject(new Error('database gone'));
-    }, (error) => bench.errors.push(error));
+    const lanes = new Lanes(
+      1,
+      () => {
+        if (!fail) return bench.take();
+        fail = false;
+        return Promise.reject(new Error('database gone'));
+      },
+      (error) => bench.errors.push(error),
+    );
     bench.due.push('a');
     lanes.wake();
     await settle();

@@ -36,7 +36,8 @@ export interface HeraldClientOptions extends Omit<ClientOptions, 'baseUrl' | 'he
  */
 export function createHeraldClient({ baseUrl, apiKey, headers, ...options }: HeraldClientOptions): HeraldClient {
   if (typeof apiKey !== 'string' || apiKey.trim() === '') throw new TypeError('createHeraldClient: apiKey is required');
-  if (typeof baseUrl !== 'string' || !/^https?:\/\//.test(baseUrl)) throw new TypeError(`createHeraldClient: baseUrl must be an http(s) URL, got ${String(baseUrl)}`);
+  if (typeof baseUrl !== 'string' || !/^https?:\/\//.test(baseUrl))
+    throw new TypeError(`createHeraldClient: baseUrl must be an http(s) URL, got ${String(baseUrl)}`);
   return createClient<paths>({
     ...options,
     baseUrl: baseUrl.replace(/\/+$/, ''),

@@ -45,7 +45,12 @@ export interface ChunkSender {
  * chunks sequentially), starting at range `from` (the first one the platform does not hold yet,
  * when an interrupted upload resumes). At most one chunk is in memory at a time.
  */
-export async function uploadInChunks(media: Pick<MediaToPublish, 'open' | 'bytes'>, ranges: readonly ByteRange[], sender: ChunkSender, from = 0): Promise<void> {
+export async function uploadInChunks(
+  media: Pick<MediaToPublish, 'open' | 'bytes'>,
+  ranges: readonly ByteRange[],
+  sender: ChunkSender,
+  from = 0,
+): Promise<void> {
   for (let index = from; index < ranges.length; index++) {
     const range = ranges[index] as ByteRange;
     await sender.send({ index, range, total: media.bytes, body: await readRange(media, range) });

@@ -7,7 +7,11 @@ import { readRange, type ByteRange } from './chunked-upload.js';
 
 export type FailedOutcome = Extract<PublishOutcome, { kind: 'failed' }>;
 
-export function failed(category: FailedOutcome['category'], message: string, fields: Partial<Omit<FailedOutcome, 'kind' | 'category' | 'message'>> = {}): FailedOutcome {
+export function failed(
+  category: FailedOutcome['category'],
+  message: string,
+  fields: Partial<Omit<FailedOutcome, 'kind' | 'category' | 'message'>> = {},
+): FailedOutcome {
   return { kind: 'failed', category, message, retryable: false, retryAfter: null, mayHaveCommitted: false, credentialsRevoked: false, ...fields };
 }
 

@@ -21,10 +21,16 @@ export interface PlatformApps {
  * descriptors' ids (a platform described without a publisher does not compile), and the consent
  * flow of each OAuth platform whose app this server has.
  */
-export function livePlatforms(fetch: typeof globalThis.fetch, apps: PlatformApps): { publishers: Record<LivePlatformId, Publisher>; oauth: Partial<Record<LivePlatformId, OAuthConsent>> } {
+export function livePlatforms(
+  fetch: typeof globalThis.fetch,
+  apps: PlatformApps,
+): { publishers: Record<LivePlatformId, Publisher>; oauth: Partial<Record<LivePlatformId, OAuthConsent>> } {
   const x = apps.x.app === undefined ? undefined : createOAuthClient(xOAuth(createXApi(fetch, apps.x.baseUrl)), apps.x.app, { fetch, baseUrl: apps.x.baseUrl });
   const { linkedin: li } = apps;
-  const linkedin = li.app === undefined ? undefined : createOAuthClient(linkedInOAuth(createLinkedInApi(fetch, li.baseUrl, li.version)), li.app, { fetch, baseUrl: li.baseUrl });
+  const linkedin =
+    li.app === undefined
+      ? undefined
+      : createOAuthClient(linkedInOAuth(createLinkedInApi(fetch, li.baseUrl, li.version)), li.app, { fetch, baseUrl: li.baseUrl });
   return {
     publishers: {
       bluesky: createBlueskyPublisher({ fetch }),

@@ -62,7 +62,11 @@ export function onBase(url: string, baseUrl: string | undefined): string {
  * where the platform takes it), the code exchange, refreshes and revocation, all through the
  * given fetch. An `http` base URL (a fake in the tests, a proxy) is allowed only when one is set.
  */
-export function createOAuthClient(platform: OAuthPlatform, app: OAuthApp, options: { fetch: typeof globalThis.fetch; baseUrl: string | undefined }): OAuthClient {
+export function createOAuthClient(
+  platform: OAuthPlatform,
+  app: OAuthApp,
+  options: { fetch: typeof globalThis.fetch; baseUrl: string | undefined },
+): OAuthClient {
   const as: oauth.AuthorizationServer = {
     issuer: platform.issuer ?? new URL(platform.endpoints.authorize).origin,
     authorization_endpoint: onBase(platform.endpoints.authorize, options.baseUrl),
@@ -141,7 +145,8 @@ function connectErrorOf(displayName: string, host: string, error: unknown): Conn
     if (error.status >= 500) return new ConnectError('unreachable', `${displayName} answered ${error.status} to the code exchange`);
     return new ConnectError('invalid_credentials', `${displayName} refused the code exchange (${error.error})`);
   }
-  if (error instanceof oauth.OperationProcessingError) return new ConnectError('bad_answer', `${displayName} answered the code exchange with something Herald cannot use`);
+  if (error instanceof oauth.OperationProcessingError)
+    return new ConnectError('bad_answer', `${displayName} answered the code exchange with something Herald cannot use`);
   if (error instanceof ConnectError) return error;
   return new ConnectError('unreachable', `${displayName} could not be reached: ${networkMessage(error, host)}`);
 }

@@ -37,13 +37,25 @@ export function createSandboxPublisher(db: Kysely<Database>): Publisher {
             })
             .onConflict((oc) => oc.column('platform_post_id').doNothing())
             .execute();
-          const result = { platformPostId: id, url: `${SANDBOX_URL_BASE}/${request.account.platform}/${encodeURIComponent(request.account.username)}/${id}`, cid: null };
+          const result = {
+            platformPostId: id,
+            url: `${SANDBOX_URL_BASE}/${request.account.platform}/${encodeURIComponent(request.account.username)}/${id}`,
+            cid: null,
+          };
           await hooks.partPublished(part.index, result);
           published.push(result);
         }
       } catch {
         // The outbox is a database write: if it failed we cannot know whether it committed, and a repeat is safe.
-        return { kind: 'failed', category: 'system_error', message: 'The sandbox outbox could not be written', retryable: true, retryAfter: null, mayHaveCommitted: true, credentialsRevoked: false };
+        return {
+          kind: 'failed',
+          category: 'system_error',
+          message: 'The sandbox outbox could not be written',
+          retryable: true,
+          retryAfter: null,
+          mayHaveCommitted: true,
+          credentialsRevoked: false,
+        };
       }
       return { kind: 'published', parts: published };
     },

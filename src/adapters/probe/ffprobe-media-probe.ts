@@ -56,7 +56,17 @@ async function probeWithFfmpeg(path: string, tools: ProbeTools): Promise<ProbedM
   const kind = type ? ACCEPTED[type.mime] : undefined;
   if (!type || !kind) return { problem: 'unsupported', mime: type?.mime ?? null };
 
-  const intact = await run('ffmpeg', tools.ffmpeg, ['-v', 'error', '-xerror', '-i', path, ...(kind === 'video' ? ['-map', '0', '-c', 'copy'] : []), '-f', 'null', '-']);
+  const intact = await run('ffmpeg', tools.ffmpeg, [
+    '-v',
+    'error',
+    '-xerror',
+    '-i',
+    path,
+    ...(kind === 'video' ? ['-map', '0', '-c', 'copy'] : []),
+    '-f',
+    'null',
+    '-',
+  ]);
   if (!intact.ok || intact.stderr.trim() !== '') return { problem: 'corrupt', mime: type.mime };
 
   const probe = await run('ffprobe', tools.ffprobe, ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', path]);

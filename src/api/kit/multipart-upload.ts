@@ -30,12 +30,24 @@ export async function receiveUpload(req: FastifyRequest, storage: MediaStorage, 
         altText = String(part.value);
         const length = [...altText].length;
         if (length > ALT_TEXT_MAX || part.valueTruncated) {
-          problems.push({ code: 'too_big', expected: `<=${ALT_TEXT_MAX}`, received: String(length), path: ['altText'], message: `must NOT have more than ${ALT_TEXT_MAX} characters` });
+          problems.push({
+            code: 'too_big',
+            expected: `<=${ALT_TEXT_MAX}`,
+            received: String(length),
+            path: ['altText'],
+            message: `must NOT have more than ${ALT_TEXT_MAX} characters`,
+          });
         }
         if (!isStorableText(altText)) problems.push(unstorableTextDetail(altText, ['altText']));
       } else {
         if (part.type === 'file') part.file.resume();
-        problems.push({ code: 'unrecognized_keys', expected: 'never', received: part.fieldname, path: [part.fieldname], message: `Unrecognized key: '${part.fieldname}'` });
+        problems.push({
+          code: 'unrecognized_keys',
+          expected: 'never',
+          received: part.fieldname,
+          path: [part.fieldname],
+          message: `Unrecognized key: '${part.fieldname}'`,
+        });
       }
     }
   } catch (err) {
@@ -62,7 +74,9 @@ function translateMultipartError(err: unknown, maxBytes: number): unknown {
     default:
       // The form parser's own refusals (a body cut short, no boundary) carry no code, only these words.
       if (err instanceof Error && MALFORMED_FORM.test(err.message)) {
-        return invalidRequest([{ code: 'custom', expected: 'multipart/form-data', received: 'malformed', path: [], message: 'Malformed multipart/form-data body' }]);
+        return invalidRequest([
+          { code: 'custom', expected: 'multipart/form-data', received: 'malformed', path: [], message: 'Malformed multipart/form-data body' },
+        ]);
       }
       return err;
   }

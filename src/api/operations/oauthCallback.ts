@@ -7,7 +7,10 @@ const page = (title: string, text: string) =>
   `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1><p>${text}</p></body></html>`;
 const CONNECTED = page('Account connected', 'The account is connected to Herald. You can close this window.');
 const NOT_CONNECTED = page('Account not connected', 'The account was not connected. You can close this window; the app that sent you here can say why.');
-const UNKNOWN = page('Link no longer valid', 'This sign-in link is unknown or has already been used. Start connecting the account again from the app that sent you here.');
+const UNKNOWN = page(
+  'Link no longer valid',
+  'This sign-in link is unknown or has already been used. Start connecting the account again from the app that sent you here.',
+);
 
 export function oauthCallbackHandler(ctx: OperationContext): OperationHandler<'oauthCallback'> {
   return async (req, reply) => {

@@ -143,14 +143,19 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
     },
     platforms: {
       x: { app: oauthApp('X', v.HERALD_X_CLIENT_ID, v.HERALD_X_CLIENT_SECRET), baseUrl: v.HERALD_X_BASE_URL },
-      linkedin: { app: oauthApp('LINKEDIN', v.HERALD_LINKEDIN_CLIENT_ID, v.HERALD_LINKEDIN_CLIENT_SECRET), baseUrl: v.HERALD_LINKEDIN_BASE_URL, version: v.HERALD_LINKEDIN_VERSION },
+      linkedin: {
+        app: oauthApp('LINKEDIN', v.HERALD_LINKEDIN_CLIENT_ID, v.HERALD_LINKEDIN_CLIENT_SECRET),
+        baseUrl: v.HERALD_LINKEDIN_BASE_URL,
+        version: v.HERALD_LINKEDIN_VERSION,
+      },
     },
   };
 }
 
 function oauthApp(platform: string, clientId: string | undefined, clientSecret: string | undefined): OAuthApp | undefined {
   if (clientId === undefined && clientSecret === undefined) return undefined;
-  if (clientId === undefined || clientSecret === undefined) throw new Error(`HERALD_${platform}_CLIENT_ID and HERALD_${platform}_CLIENT_SECRET are set together or not at all`);
+  if (clientId === undefined || clientSecret === undefined)
+    throw new Error(`HERALD_${platform}_CLIENT_ID and HERALD_${platform}_CLIENT_SECRET are set together or not at all`);
   return { clientId, clientSecret };
 }
 

@@ -24,7 +24,12 @@ export function mediaStorageOf(env: Pick<Environment, 'dataDir'>): LocalDiskStor
  * The one bag of adapters and settings a process runs on, built the same way for `herald serve`,
  * `herald worker` and the CLI. It holds nothing open: the posts' and deliveries' rows are the queue.
  */
-export async function createDependencies(env: Environment, db: Kysely<Database>, log: DomainLog, given: Partial<Pick<Dependencies, 'storage' | 'probe'>> = {}): Promise<Dependencies> {
+export async function createDependencies(
+  env: Environment,
+  db: Kysely<Database>,
+  log: DomainLog,
+  given: Partial<Pick<Dependencies, 'storage' | 'probe'>> = {},
+): Promise<Dependencies> {
   const secretKey = await loadSecretKey({ secretKey: env.secretKey, dataDir: env.dataDir });
   // Every call to a user-given or platform host goes through the SSRF guard.
   const fetch = createGuardedFetch({ allowPrivateNetwork: env.allowPrivateNetwork });

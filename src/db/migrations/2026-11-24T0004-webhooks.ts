@@ -25,7 +25,11 @@ export async function up(db: AnyDb): Promise<void> {
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
-  await db.schema.createIndex('webhook_endpoints_user_id_created_at_id_idx').on('webhook_endpoints').expression(sql`user_id, created_at desc, id desc`).execute();
+  await db.schema
+    .createIndex('webhook_endpoints_user_id_created_at_id_idx')
+    .on('webhook_endpoints')
+    .expression(sql`user_id, created_at desc, id desc`)
+    .execute();
 
   // An event as it will be sent: the exact body, so every attempt signs and sends the same bytes.
   await db.schema
@@ -43,7 +47,12 @@ export async function up(db: AnyDb): Promise<void> {
     .addColumn('id', 'text', (c) => c.primaryKey())
     .addColumn('event_id', 'text', (c) => c.notNull().references('webhook_events.id').onDelete('cascade'))
     .addColumn('endpoint_id', 'text', (c) => c.notNull().references('webhook_endpoints.id').onDelete('cascade'))
-    .addColumn('state', 'text', (c) => c.notNull().defaultTo('pending').check(sql`state in ('pending', 'delivering', 'succeeded', 'failed')`))
+    .addColumn('state', 'text', (c) =>
+      c
+        .notNull()
+        .defaultTo('pending')
+        .check(sql`state in ('pending', 'delivering', 'succeeded', 'failed')`),
+    )
     .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('first_attempt_at', 'timestamptz')
     // When a worker should look at it next: the next attempt while pending, the lease's end while delivering, null once settled.
@@ -70,7 +79,11 @@ export async function up(db: AnyDb): Promise<void> {
     .addColumn('next_attempt_at', 'timestamptz')
     .addPrimaryKeyConstraint('webhook_attempts_pkey', ['delivery_id', 'attempt'])
     .execute();
-  await db.schema.createIndex('webhook_attempts_endpoint_id_attempted_at_idx').on('webhook_attempts').expression(sql`endpoint_id, attempted_at desc, attempt desc`).execute();
+  await db.schema
+    .createIndex('webhook_attempts_endpoint_id_attempted_at_idx')
+    .on('webhook_attempts')
+    .expression(sql`endpoint_id, attempted_at desc, attempt desc`)
+    .execute();
 }
 
 export async function down(db: AnyDb): Promise<void> {

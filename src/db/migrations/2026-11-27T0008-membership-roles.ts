@@ -11,7 +11,12 @@ type AnyDb = Kysely<unknown>;
 export async function up(db: AnyDb): Promise<void> {
   await db.schema
     .alterTable('memberships')
-    .addColumn('role', 'text', (c) => c.notNull().defaultTo('member').check(sql`role in ('owner', 'member')`))
+    .addColumn('role', 'text', (c) =>
+      c
+        .notNull()
+        .defaultTo('member')
+        .check(sql`role in ('owner', 'member')`),
+    )
     .execute();
 }
 

@@ -11,7 +11,10 @@ type AnyDb = Kysely<unknown>;
  */
 export async function up(db: AnyDb): Promise<void> {
   await db.schema.alterTable('target_parts').addColumn('progress', 'text').execute();
-  await db.schema.alterTable('post_targets').addColumn('awaiting_platform', 'boolean', (c) => c.notNull().defaultTo(false)).execute();
+  await db.schema
+    .alterTable('post_targets')
+    .addColumn('awaiting_platform', 'boolean', (c) => c.notNull().defaultTo(false))
+    .execute();
 }
 
 export async function down(db: AnyDb): Promise<void> {

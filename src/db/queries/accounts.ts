@@ -9,7 +9,12 @@ export async function insertAccount(db: Kysely<Database>, account: Insertable<Ac
 }
 
 /** The owner's connected live account for this platform account, if they have one. */
-export async function findLiveAccount(db: Kysely<Database>, owner: Pick<AccountRow, 'owner_user_id' | 'owner_org_id'>, platform: string, platformUserId: string): Promise<AccountRow | undefined> {
+export async function findLiveAccount(
+  db: Kysely<Database>,
+  owner: Pick<AccountRow, 'owner_user_id' | 'owner_org_id'>,
+  platform: string,
+  platformUserId: string,
+): Promise<AccountRow | undefined> {
   return db
     .selectFrom('accounts')
     .selectAll()
@@ -70,7 +75,16 @@ function reachable(db: Kysely<Database>, userId: string, ids?: string[]) {
   const throughOrganizations = db
     .selectFrom('memberships')
     .innerJoin('accounts', 'accounts.owner_org_id', 'memberships.org_id')
-    .select(['accounts.id', 'accounts.platform', 'accounts.username', 'accounts.display_name', 'accounts.mode', 'accounts.health', 'accounts.health_message', 'accounts.created_at'])
+    .select([
+      'accounts.id',
+      'accounts.platform',
+      'accounts.username',
+      'accounts.display_name',
+      'accounts.mode',
+      'accounts.health',
+      'accounts.health_message',
+      'accounts.created_at',
+    ])
     .where('memberships.user_id', '=', userId)
     .where('accounts.disconnected_at', 'is', null)
     .$if(ids !== undefined, (q) => q.where((eb) => eb('accounts.id', '=', eb.fn.any(eb.val(ids ?? [])))));
@@ -81,7 +95,11 @@ function reachable(db: Kysely<Database>, userId: string, ids?: string[]) {
  * A connected account the user reaches: their own (`owner_org_id` null), or an organization's
  * with the user's `role` in it. Undefined when the user reaches no such account.
  */
-export async function selectAccountAccess(db: Kysely<Database>, userId: string, id: string): Promise<{ owner_org_id: string | null; role: MembershipRole | null } | undefined> {
+export async function selectAccountAccess(
+  db: Kysely<Database>,
+  userId: string,
+  id: string,
+): Promise<{ owner_org_id: string | null; role: MembershipRole | null } | undefined> {
   return db
     .selectFrom('accounts')
     .leftJoin('memberships', (join) => join.onRef('memberships.org_id', '=', 'accounts.owner_org_id').on('memberships.user_id', '=', userId))

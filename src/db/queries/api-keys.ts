@@ -13,7 +13,9 @@ export const API_KEY_CHANGES_CHANNEL = 'herald_api_keys';
 
 export type ApiKeyLookup = Pick<ApiKeyRow, 'id' | 'user_id' | 'key_hash' | 'expires_at' | 'revoked_at'>;
 
-const apiKeyByHash = compiledOnce((db, keyHash: string) => db.selectFrom('api_keys').select(['id', 'user_id', 'key_hash', 'expires_at', 'revoked_at']).where('key_hash', '=', keyHash));
+const apiKeyByHash = compiledOnce((db, keyHash: string) =>
+  db.selectFrom('api_keys').select(['id', 'user_id', 'key_hash', 'expires_at', 'revoked_at']).where('key_hash', '=', keyHash),
+);
 
 /** Every request's first statement, unless the key was looked up a moment ago. */
 export async function selectApiKeyByHash(db: Kysely<Database>, keyHash: string): Promise<ApiKeyLookup | undefined> {
@@ -22,7 +24,13 @@ export async function selectApiKeyByHash(db: Kysely<Database>, keyHash: string):
 
 /** A user's keys, oldest first, without their hashes. */
 export async function selectApiKeysOfUser(db: Kysely<Database>, userId: string): Promise<Pick<ApiKeyRow, 'id' | 'created_at' | 'expires_at' | 'revoked_at'>[]> {
-  return db.selectFrom('api_keys').select(['id', 'created_at', 'expires_at', 'revoked_at']).where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute();
+  return db
+    .selectFrom('api_keys')
+    .select(['id', 'created_at', 'expires_at', 'revoked_at'])
+    .where('user_id', '=', userId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
 }
 
 /** Sets revoked_at once; revoking again returns the first revocation time. */

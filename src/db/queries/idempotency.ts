@@ -10,10 +10,26 @@ export interface IdempotencyScope {
 }
 
 /** Takes the key for a request in progress; false when a row for it exists already. */
-export async function insertKeyIfAbsent(db: Kysely<Database>, scope: IdempotencyScope, claim: string, fingerprint: string, lockedUntil: Date, expiresAt: Date): Promise<boolean> {
+export async function insertKeyIfAbsent(
+  db: Kysely<Database>,
+  scope: IdempotencyScope,
+  claim: string,
+  fingerprint: string,
+  lockedUntil: Date,
+  expiresAt: Date,
+): Promise<boolean> {
   const inserted = await db
     .insertInto('idempotency_keys')
-    .values({ user_id: scope.userId, operation_id: scope.operationId, key: scope.key, fingerprint, claim, state: 'in_progress', locked_until: lockedUntil, expires_at: expiresAt })
+    .values({
+      user_id: scope.userId,
+      operation_id: scope.operationId,
+      key: scope.key,
+      fingerprint,
+      claim,
+      state: 'in_progress',
+      locked_until: lockedUntil,
+      expires_at: expiresAt,
+    })
     .onConflict((oc) => oc.columns(['user_id', 'operation_id', 'key']).doNothing())
     .returning('key')
     .executeTakeFirst();
@@ -32,7 +48,14 @@ export async function selectKeyForUpdate(db: Kysely<Database>, scope: Idempotenc
 }
 
 /** Starts the key afresh for a new request in progress (it had expired, or its holder is gone). */
-export async function retakeKey(db: Kysely<Database>, scope: IdempotencyScope, claim: string, fingerprint: string, lockedUntil: Date, expiresAt: Date): Promise<void> {
+export async function retakeKey(
+  db: Kysely<Database>,
+  scope: IdempotencyScope,
+  claim: string,
+  fingerprint: string,
+  lockedUntil: Date,
+  expiresAt: Date,
+): Promise<void> {
   await db
     .updateTable('idempotency_keys')
     .set({ fingerprint, claim, state: 'in_progress', status_code: null, body: null, sealed: false, locked_until: lockedUntil, expires_at: expiresAt })
@@ -46,7 +69,14 @@ export async function retakeKey(db: Kysely<Database>, scope: IdempotencyScope, c
  * Keeps the answer of the request that holds the key (by its claim: one taken over since keeps
  * nothing); `sealed` when `body` is the answer sealed.
  */
-export async function completeKey(db: Kysely<Database>, scope: IdempotencyScope, claim: string, statusCode: number, body: string, sealed: boolean): Promise<void> {
+export async function completeKey(
+  db: Kysely<Database>,
+  scope: IdempotencyScope,
+  claim: string,
+  statusCode: number,
+  body: string,
+  sealed: boolean,
+): Promise<void> {
   await db
     .updateTable('idempotency_keys')
     .set({ state: 'done', status_code: statusCode, body, sealed })

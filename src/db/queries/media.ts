@@ -31,7 +31,15 @@ const mediaOwnedByForKeyShare = compiledOnce((db, userId: string, ids: string[])
 
 /** One page of the user's media, newest first (matches media_assets_owner_created_at_id_idx). */
 export async function selectMediaPage(db: Kysely<Database>, userId: string, limit: number, offset: number): Promise<MediaRow[]> {
-  return db.selectFrom('media_assets').selectAll().where('owner_user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute();
+  return db
+    .selectFrom('media_assets')
+    .selectAll()
+    .where('owner_user_id', '=', userId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute();
 }
 
 /** Locks the row until the transaction ends, so no post can attach it between a check and the delete. */
@@ -41,7 +49,13 @@ export async function selectMediaOwnedByForUpdate(db: Kysely<Database>, id: stri
 
 /** Statuses of the posts the media is attached to. */
 export async function selectStatusesOfPostsUsingMedia(db: Kysely<Database>, mediaId: string): Promise<string[]> {
-  const rows = await db.selectFrom('post_media').innerJoin('posts', 'posts.id', 'post_media.post_id').select('posts.status').distinct().where('post_media.media_id', '=', mediaId).execute();
+  const rows = await db
+    .selectFrom('post_media')
+    .innerJoin('posts', 'posts.id', 'post_media.post_id')
+    .select('posts.status')
+    .distinct()
+    .where('post_media.media_id', '=', mediaId)
+    .execute();
   return rows.map((r) => r.status);
 }
 

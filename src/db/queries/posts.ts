@@ -105,7 +105,13 @@ const postWithContents = compiledOnce(
       )
       .insertInto('post_media')
       .columns(['post_id', 'media_id', 'position'])
-      .expression(db.selectNoFrom([sql<string>`${id}`.as('post_id'), unnested<string>(mediaIds, 'text').as('media_id'), unnested<number>(mediaPositions, 'int').as('position')])),
+      .expression(
+        db.selectNoFrom([
+          sql<string>`${id}`.as('post_id'),
+          unnested<string>(mediaIds, 'text').as('media_id'),
+          unnested<number>(mediaPositions, 'int').as('position'),
+        ]),
+      ),
 );
 
 async function insertContents(trx: Transaction<Database>, { targets, media }: Omit<NewPost, 'post'>): Promise<void> {
@@ -144,7 +150,18 @@ const TARGET_VIEW_COLUMNS = [
 
 export type TargetWithAccount = Pick<
   Selectable<PostTargetsTable>,
-  'account_id' | 'caption_override' | 'fields' | 'thread_parts' | 'state' | 'platform_post_id' | 'url' | 'published_at' | 'error_category' | 'error_message' | 'next_attempt_at' | 'attempts'
+  | 'account_id'
+  | 'caption_override'
+  | 'fields'
+  | 'thread_parts'
+  | 'state'
+  | 'platform_post_id'
+  | 'url'
+  | 'published_at'
+  | 'error_category'
+  | 'error_message'
+  | 'next_attempt_at'
+  | 'attempts'
 > & { platform: string; username: string };
 
 /** A post's targets as JSON, in request order, with what the API shows of their accounts. */
@@ -159,7 +176,8 @@ const targetsOf = (db: Kysely<Database>, postId: Expression<string>) =>
   );
 
 /** A post's media ids in order, as an array. */
-const mediaIdsOf = (db: Kysely<Database>, postId: Expression<string>) => sql<string[]>`array(${db.selectFrom('post_media').select('media_id').where('post_id', '=', postId).orderBy('position')})`;
+const mediaIdsOf = (db: Kysely<Database>, postId: Expression<string>) =>
+  sql<string[]>`array(${db.selectFrom('post_media').select('media_id').where('post_id', '=', postId).orderBy('position')})`;
 
 /** What a post holds besides its own row. */
 export interface PostContents {
@@ -181,7 +199,9 @@ function toPostContents(row: PostContentsRow): PostContents {
   };
 }
 
-const contentsOfPost = compiledOnce((db, postId: string) => db.selectNoFrom([targetsOf(db, sql`${postId}`).as('targets'), mediaIdsOf(db, sql`${postId}`).as('media_ids')]));
+const contentsOfPost = compiledOnce((db, postId: string) =>
+  db.selectNoFrom([targetsOf(db, sql`${postId}`).as('targets'), mediaIdsOf(db, sql`${postId}`).as('media_ids')]),
+);
 
 /** A post's targets and media ids, in one statement. */
 export async function selectPostContents(db: Kysely<Database>, postId: string): Promise<PostContents> {
@@ -200,7 +220,11 @@ const postWithContentsOwnedBy = compiledOnce((db, id: string, userId: string) =>
 );
 
 /** The user's post with its targets and media ids, in one statement (getPost's one round trip). */
-export async function selectPostWithContentsOwnedBy(db: Kysely<Database>, id: string, userId: string): Promise<{ post: PostViewRow; contents: PostContents } | undefined> {
+export async function selectPostWithContentsOwnedBy(
+  db: Kysely<Database>,
+  id: string,
+  userId: string,
+): Promise<{ post: PostViewRow; contents: PostContents } | undefined> {
   const [row] = await postWithContentsOwnedBy(db, id, userId);
   if (row === undefined) return undefined;
   const { targets, media_ids, ...post } = row;
@@ -241,7 +265,9 @@ export async function selectPostsPage(db: Kysely<Database>, userId: string, { li
 
 /** One compiled statement for each shape of page: with or without a status, from the start or after a post. */
 const postsPage = compiledOnce((db, userId: string, limit: number, offset: number) => pageOfPosts(db, userId, limit, offset));
-const postsPageInStatus = compiledOnce((db, userId: string, limit: number, offset: number, status: PostStatus) => pageOfPosts(db, userId, limit, offset, status));
+const postsPageInStatus = compiledOnce((db, userId: string, limit: number, offset: number, status: PostStatus) =>
+  pageOfPosts(db, userId, limit, offset, status),
+);
 const postsPageAfter = compiledOnce((db, userId: string, limit: number, offset: number, afterId: string, afterCeiling: Date) =>
   pageOfPosts(db, userId, limit, offset, undefined, { id: afterId, createdAtCeiling: afterCeiling }),
 );

@@ -29,18 +29,7 @@ export async function selectNextDueWait(db: Kysely<Database>, now: Date): Promis
     .selectFrom('post_targets as t')
     .innerJoin('posts as p', 'p.id', 't.post_id')
     .innerJoin('accounts as a', 'a.id', 't.account_id')
-    .select((eb) =>
-      eb.fn
-        .min(
-          eb
-            .case()
-            .when('t.state', '=', 'publishing')
-            .then(eb.ref('t.lease_until'))
-            .else(eb.ref('a.next_publish_at'))
-            .end(),
-        )
-        .as('at'),
-    )
+    .select((eb) => eb.fn.min(eb.case().when('t.state', '=', 'publishing').then(eb.ref('t.lease_until')).else(eb.ref('a.next_publish_at')).end()).as('at'))
     .where('p.status', 'in', ['scheduled', 'publishing'])
     .where('p.scheduled_at', '<=', now)
     .where((eb) => eb.or([eb('t.state', '=', 'publishing'), eb.and([eb('t.state', '=', 'pending'), eb('a.next_publish_at', '>', now)])]))
@@ -160,8 +149,17 @@ export async function markNeedsReconnect(db: Kysely<Database>, id: string, messa
 }
 
 /** Locks a connected account's credentials until the transaction ends: one refresh of them at a time. */
-export async function selectCredentialsForUpdate(db: Kysely<Database>, id: string): Promise<Pick<AccountRow, 'credentials' | 'credentials_version'> | undefined> {
-  return db.selectFrom('accounts').select(['credentials', 'credentials_version']).where('id', '=', id).where('disconnected_at', 'is', null).forUpdate().executeTakeFirst();
+export async function selectCredentialsForUpdate(
+  db: Kysely<Database>,
+  id: string,
+): Promise<Pick<AccountRow, 'credentials' | 'credentials_version'> | undefined> {
+  return db
+    .selectFrom('accounts')
+    .select(['credentials', 'credentials_version'])
+    .where('id', '=', id)
+    .where('disconnected_at', 'is', null)
+    .forUpdate()
+    .executeTakeFirst();
 }
 
 /** Stores refreshed credentials only over the version they were refreshed from; false when newer ones are there. */

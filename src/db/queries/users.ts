@@ -11,6 +11,9 @@ export async function userExists(db: Kysely<Database>, id: string): Promise<bool
 }
 
 export async function countUsers(db: Kysely<Database>): Promise<number> {
-  const { count } = await db.selectFrom('users').select((eb) => eb.fn.countAll<string>().as('count')).executeTakeFirstOrThrow();
+  const { count } = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .executeTakeFirstOrThrow();
   return Number(count);
 }

@@ -1,11 +1,5 @@
 import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
-import type {
-  Database,
-  WebhookAttemptsTable,
-  WebhookDeliveriesTable,
-  WebhookEndpointsTable,
-  WebhookEventsTable,
-} from '../schema.js';
+import type { Database, WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable, WebhookEventsTable } from '../schema.js';
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>;
 export type EventRow = Selectable<WebhookEventsTable>;
@@ -98,8 +92,20 @@ export async function selectNextDueDeliveryForUpdate(
     .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
     .selectAll('d')
     .where('d.due_at', '<=', now)
-    .where('d.endpoint_id', 'not in', (eb) => eb.selectFrom('in_flight').select('endpoint_id').groupBy('endpoint_id').having((h) => h.fn.countAll(), '>=', caps.perEndpoint))
-    .where('e.user_id', 'not in', (eb) => eb.selectFrom('in_flight').select('user_id').groupBy('user_id').having((h) => h.fn.countAll(), '>=', caps.perUser))
+    .where('d.endpoint_id', 'not in', (eb) =>
+      eb
+        .selectFrom('in_flight')
+        .select('endpoint_id')
+        .groupBy('endpoint_id')
+        .having((h) => h.fn.countAll(), '>=', caps.perEndpoint),
+    )
+    .where('e.user_id', 'not in', (eb) =>
+      eb
+        .selectFrom('in_flight')
+        .select('user_id')
+        .groupBy('user_id')
+        .having((h) => h.fn.countAll(), '>=', caps.perUser),
+    )
     .orderBy('d.due_at')
     .limit(1)
     .forUpdate('d')
@@ -165,7 +171,11 @@ export async function updateEndpoint(db: Kysely<Database>, id: string, values: U
 }
 
 export async function insertAttempt(db: Kysely<Database>, row: Insertable<WebhookAttemptsTable>): Promise<void> {
-  await db.insertInto('webhook_attempts').values(row).onConflict((oc) => oc.columns(['delivery_id', 'attempt']).doNothing()).execute();
+  await db
+    .insertInto('webhook_attempts')
+    .values(row)
+    .onConflict((oc) => oc.columns(['delivery_id', 'attempt']).doNothing())
+    .execute();
 }
 
 export async function selectAttemptsPage(db: Kysely<Database>, endpointId: string, limit: number, offset: number): Promise<AttemptRow[]> {
@@ -198,7 +208,9 @@ export async function deleteEventsCreatedBefore(db: Kysely<Database>, before: Da
         .selectFrom('webhook_events as e')
         .select('e.id')
         .where('e.created_at', '<', before)
-        .where((w) => w.not(w.exists(w.selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.event_id', '=', 'e.id').where('d.due_at', 'is not', null))))
+        .where((w) =>
+          w.not(w.exists(w.selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.event_id', '=', 'e.id').where('d.due_at', 'is not', null))),
+        )
         .limit(limit),
     )
     .executeTakeFirst();

@@ -36,13 +36,7 @@ export async function addMedia(db: Kysely<Database>, userId: string, facts: Medi
 }
 
 /** Records a media asset from a local file, probed and stored exactly like an upload. */
-export async function addMediaFromFile(
-  db: Kysely<Database>,
-  storage: MediaStorage,
-  probe: MediaProbe,
-  userId: string,
-  path: string,
-): Promise<{ id: string }> {
+export async function addMediaFromFile(db: Kysely<Database>, storage: MediaStorage, probe: MediaProbe, userId: string, path: string): Promise<{ id: string }> {
   await requireUser(db, userId);
   const staged = await storage.stage(createReadStream(path));
   const row = await storeMediaFile(db, storage, probe, userId, staged, null);

@@ -1,10 +1,5 @@
 import type { Kysely } from 'kysely';
-import {
-  deleteMediaAttachments,
-  deleteMediaById,
-  selectMediaOwnedByForUpdate,
-  selectStatusesOfPostsUsingMedia,
-} from '../../db/queries/media.js';
+import { deleteMediaAttachments, deleteMediaById, selectMediaOwnedByForUpdate, selectStatusesOfPostsUsingMedia } from '../../db/queries/media.js';
 import type { Database } from '../../db/schema.js';
 import type { MediaStorage } from '../ports/media-storage.js';
 import { DomainError } from '../errors.js';

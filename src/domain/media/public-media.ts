@@ -7,7 +7,6 @@ import type { ByteRange, MediaStorage } from '../ports/media-storage.js';
 import { DomainError } from '../errors.js';
 import { isWellFormedId } from '../ids.js';
 
-
 /** What makes and checks public media URLs: where Herald is reached from outside, and the signer. */
 export interface PublicMediaUrls {
   /** HERALD_PUBLIC_URL: scheme, host and port (and path prefix) platforms reach this service at. */

@@ -4,26 +4,10 @@
 // the same message.
 
 import { findFieldsViolation } from './fields.js';
-import {
-  countRange,
-  describeValue,
-  formatBytes,
-  formatNumber,
-  orList,
-  plural,
-  valueRange,
-} from './format.js';
+import { countRange, describeValue, formatBytes, formatNumber, orList, plural, valueRange } from './format.js';
 import { platformRules } from './table/index.js';
 import { countText, unitWord, utf16Length, type TextUnit } from './text-length.js';
-import type {
-  ImageRules,
-  MediaFacts,
-  PlatformRules,
-  PostTypeRules,
-  TargetToCheck,
-  TextRules,
-  VideoRules,
-} from './types.js';
+import type { ImageRules, MediaFacts, PlatformRules, PostTypeRules, TargetToCheck, TextRules, VideoRules } from './types.js';
 
 /** Real files rarely hit a ratio exactly (1080x566 is 1.908 for 1.91:1), so ratios get 1% either way. */
 export const ASPECT_RATIO_TOLERANCE = 0.01;
@@ -100,13 +84,7 @@ function checkTarget(target: TargetToCheck): string | null {
     return `${platform.displayName} allows post types ${supported}; got ${target.postType} ${where}`;
   }
   const scope: Scope = { platform, type, target, where };
-  return (
-    checkCaption(scope) ??
-    checkMedia(scope) ??
-    checkThreadParts(scope) ??
-    checkFirstComment(scope) ??
-    checkFields(scope)
-  );
+  return checkCaption(scope) ?? checkMedia(scope) ?? checkThreadParts(scope) ?? checkFirstComment(scope) ?? checkFields(scope);
 }
 
 function subject(scope: Scope, category: Category): string {
@@ -214,13 +192,7 @@ function checkVideo(base: string, file: MediaFacts, rules: VideoRules, target: T
 }
 
 /** Checks shared by images and videos: type, size, aspect ratio. */
-function checkFile(
-  name: string,
-  file: MediaFacts,
-  rules: ImageRules | VideoRules,
-  maxBytes: number | null,
-  target: TargetToCheck,
-): string | null {
+function checkFile(name: string, file: MediaFacts, rules: ImageRules | VideoRules, maxBytes: number | null, target: TargetToCheck): string | null {
   const where = fileWhere(file, target);
   if (!mimeAccepted(normalizeMime(file.mime), rules.mimeTypes)) {
     return `${name} allows ${orList(rules.mimeTypes)}; got ${file.mime} ${where}`;
@@ -258,10 +230,7 @@ function checkThreadParts(scope: Scope): string | null {
   const thread = platform.thread;
   if (thread === null) return null; // a platform without a thread rendition does not list the thread post type
   if (parts.length < thread.minParts || parts.length > thread.maxParts) {
-    const allowed =
-      thread.style === 'single'
-        ? `exactly 1 part carrying the full text`
-        : countRange(thread.minParts, thread.maxParts, 'part');
+    const allowed = thread.style === 'single' ? `exactly 1 part carrying the full text` : countRange(thread.minParts, thread.maxParts, 'part');
     return `${platform.displayName} thread allows ${allowed}; got ${parts.length} ${where}`;
   }
   for (const [index, part] of parts.entries()) {

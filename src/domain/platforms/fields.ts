@@ -161,8 +161,5 @@ function isWebUrl(value: string): boolean {
 // YouTube quotes a tag that contains a space, so such a tag costs 2 more characters. Items that
 // are not strings are the items' type error, not this one.
 function totalLength(items: readonly unknown[]): number {
-  return items.reduce<number>(
-    (sum, item) => (typeof item === 'string' ? sum + item.length + (item.includes(' ') ? 2 : 0) : sum),
-    0,
-  );
+  return items.reduce<number>((sum, item) => (typeof item === 'string' ? sum + item.length + (item.includes(' ') ? 2 : 0) : sum), 0);
 }

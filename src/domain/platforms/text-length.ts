@@ -5,14 +5,7 @@ import { isAscii } from './ascii.js';
 import { matchesOf } from './regex-matches.js';
 import { findMastodonMentions, findMastodonUrls, findXUrls, type TextRange } from './urls.js';
 
-export const TEXT_UNITS = [
-  'weighted',
-  'graphemes',
-  'graphemesUrl23',
-  'graphemesEmojiBytes',
-  'utf16',
-  'utf8Bytes',
-] as const;
+export const TEXT_UNITS = ['weighted', 'graphemes', 'graphemesUrl23', 'graphemesEmojiBytes', 'utf16', 'utf8Bytes'] as const;
 
 /**
  * - weighted: X (twitter-text config v3): NFC first; each link 23; each emoji sequence 2;
@@ -37,12 +30,10 @@ const segmenter = new Intl.Segmenter('en', { granularity: 'grapheme' });
 // character that nothing joins onto (B) and after one that joins onto nothing (A).
 const CHUNK = 256;
 const CHUNK_WINDOW = 2048;
-const BREAK_BEFORE =
-  /^[\p{Script=Latin}\p{Script=Greek}\p{Script=Cyrillic}\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Common}]$/u;
+const BREAK_BEFORE = /^[\p{Script=Latin}\p{Script=Greek}\p{Script=Cyrillic}\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Common}]$/u;
 const NOT_BREAK_BEFORE = /^[\p{M}\p{Cf}\p{Emoji_Modifier}\p{Regional_Indicator}\r\uFF9E\uFF9F]$/u;
 // Cf covers ZWJ and the format-character Prepends; the rest are the Prepend letters.
-const NOT_BREAK_AFTER =
-  /^[\p{Cf}\r\u0D4E\u{111C2}\u{111C3}\u{113D1}\u{1193F}\u{11941}\u{11A84}-\u{11A89}\u{11D46}\u{11F02}]$/u;
+const NOT_BREAK_AFTER = /^[\p{Cf}\r\u0D4E\u{111C2}\u{111C3}\u{113D1}\u{1193F}\u{11941}\u{11A84}-\u{11A89}\u{11D46}\u{11F02}]$/u;
 
 function isSafeCut(text: string, index: number): boolean {
   const code = text.charCodeAt(index);

@@ -111,6 +111,4 @@ const COUNTRY_CODE = `
 `;
 
 /** Generic and country-code TLDs, lower case, IDN TLDs in Unicode form. */
-export const TWITTER_TEXT_TLDS: readonly string[] = [...GENERIC.split(/\s+/), ...COUNTRY_CODE.split(/\s+/)].filter(
-  (tld) => tld.length > 0,
-);
+export const TWITTER_TEXT_TLDS: readonly string[] = [...GENERIC.split(/\s+/), ...COUNTRY_CODE.split(/\s+/)].filter((tld) => tld.length > 0);

@@ -66,10 +66,7 @@ const X_QUERY = `(?:\\?${X_QUERY_CHAR}*${X_QUERY_END})`;
 // Groups: 1 preceding char, 2 url, 3 protocol, 4 domain, 5 path. No `u` flag, as in
 // twitter-text: an astral character is two code units there, and a low surrogate can
 // start a domain, which decides where links begin after an emoji.
-const X_URL = new RegExp(
-  `(${PRECEDING})((https?://)?(${domain(tldAlternation([]))})(?::[0-9]+)?(/(?:${X_PATH})*)?${X_QUERY}?)`,
-  'gi',
-);
+const X_URL = new RegExp(`(${PRECEDING})((https?://)?(${domain(tldAlternation([]))})(?::[0-9]+)?(/(?:${X_PATH})*)?${X_QUERY}?)`, 'gi');
 const X_ASCII_DOMAIN = new RegExp(`(?:(?:[\\-a-z0-9${LATIN_ACCENTS}]{1,63})\\.){1,127}${tldAlternation([])}`, 'gi');
 const X_ASCII_DOMAIN_ANYWHERE = new RegExp(X_ASCII_DOMAIN.source, 'i');
 const X_TCO = new RegExp(`^https?://t\\.co/([a-z0-9]+)${X_QUERY}?`, 'i');
@@ -151,8 +148,7 @@ const M_QUERY = `(?:\\?[a-z0-9!?*'();:&=+$/%#\\[\\]\\-_.,~|@^${UCHARS}]*[a-z0-9_
 
 // Mastodon only discounts links that carry a protocol (extract_url_without_protocol: false).
 const MASTODON_URL = new RegExp(
-  `(${PRECEDING})((?:https?|dat|dweb|ipfs|ipns|ssb|gopher|gemini)://` +
-    `${domain(tldAlternation(['i2p']))}(?::[0-9]+)?(?:/(?:${M_PATH})*)?${M_QUERY}?)`,
+  `(${PRECEDING})((?:https?|dat|dweb|ipfs|ipns|ssb|gopher|gemini)://` + `${domain(tldAlternation(['i2p']))}(?::[0-9]+)?(?:/(?:${M_PATH})*)?${M_QUERY}?)`,
   'giu',
 );
 
@@ -168,10 +164,7 @@ export function findMastodonUrls(text: string): TextRange[] {
 
 // Account::MENTION_RE; [[:word:]] is letters, marks, decimal digits and connectors.
 const WORD = '\\p{L}\\p{M}\\p{Nd}\\p{Pc}';
-const MASTODON_MENTION = new RegExp(
-  `(?<![=/${WORD}])@([a-z0-9_]+(?:[.\\-]+[a-z0-9_]+)*)(?:@[${WORD}]+(?:[.\\-]+[${WORD}]+)*)?`,
-  'giu',
-);
+const MASTODON_MENTION = new RegExp(`(?<![=/${WORD}])@([a-z0-9_]+(?:[.\\-]+[a-z0-9_]+)*)(?:@[${WORD}]+(?:[.\\-]+[${WORD}]+)*)?`, 'giu');
 
 /** A mention and the local part it is billed as ("@user@host" costs "@user"). */
 export interface MentionRange extends TextRange {

@@ -69,8 +69,16 @@ export async function ownedTargets(trx: Transaction<Database>, userId: string, i
   if (problems.length > 0) throw invalidRequest(problems);
   const mediaIds = input.mediaIds ?? [];
   // A malformed id (one holding NUL, say) cannot exist, so it is not looked up: it is simply not the caller's.
-  const accounts = await selectActiveAccountsForUser(trx, userId, input.accountIds.filter((id) => isWellFormedId('acc', id)));
-  const media = await selectMediaOwnedByForKeyShare(trx, userId, mediaIds.filter((id) => isWellFormedId('med', id)));
+  const accounts = await selectActiveAccountsForUser(
+    trx,
+    userId,
+    input.accountIds.filter((id) => isWellFormedId('acc', id)),
+  );
+  const media = await selectMediaOwnedByForKeyShare(
+    trx,
+    userId,
+    mediaIds.filter((id) => isWellFormedId('med', id)),
+  );
 
   const accountsFound = new Set(accounts.map((a) => a.id));
   const foreignAccount = input.accountIds.find((id) => !accountsFound.has(id));

@@ -17,7 +17,15 @@ export interface ListPostsQuery {
 /** One page of the caller's posts, and a cursor to the next when there is one (one row more is read to know). */
 export async function listPosts(db: Kysely<Database>, userId: string, { limit, offset, status, cursor }: ListPostsQuery): Promise<PostList> {
   if (cursor !== undefined && offset !== 0) {
-    throw invalidRequest([{ code: 'invalid_combination', expected: 'offset 0 with a cursor', received: String(offset), path: ['offset'], message: 'Send either offset or cursor, not both' }]);
+    throw invalidRequest([
+      {
+        code: 'invalid_combination',
+        expected: 'offset 0 with a cursor',
+        received: String(offset),
+        path: ['offset'],
+        message: 'Send either offset or cursor, not both',
+      },
+    ]);
   }
   const after = cursor === undefined ? undefined : decodePostCursor(cursor);
   const rows = await selectPostsPage(db, userId, {

@@ -26,8 +26,18 @@ export function decodePostCursor(text: string): PostCursor {
   const createdAt = new Date(Number(ms));
   // The decoder skips what is not base64url; only the exact text this API made is taken.
   const canonical = Buffer.from(decoded).toString('base64url') === text;
-  if (!canonical || version !== VERSION || id === undefined || !isWellFormedId('post', id) || !/^\d{1,15}$/.test(ms ?? '') || rest.length > 0 || Number.isNaN(createdAt.getTime())) {
-    throw invalidRequest([{ code: 'invalid_string', expected: 'a nextCursor from an earlier page', received: text, path: ['cursor'], message: INVALID_CURSOR }]);
+  if (
+    !canonical ||
+    version !== VERSION ||
+    id === undefined ||
+    !isWellFormedId('post', id) ||
+    !/^\d{1,15}$/.test(ms ?? '') ||
+    rest.length > 0 ||
+    Number.isNaN(createdAt.getTime())
+  ) {
+    throw invalidRequest([
+      { code: 'invalid_string', expected: 'a nextCursor from an earlier page', received: text, path: ['cursor'], message: INVALID_CURSOR },
+    ]);
   }
   return { id, createdAt };
 }

@@ -29,13 +29,7 @@ export async function publishPostNow(db: Kysely<Database>, userId: string, postI
  * Re-runs the failed targets of a post (and, when a person says so, those whose outcome is
  * unknown) with a fresh budget of automatic retries. Published targets are never touched.
  */
-export async function retryPost(
-  db: Kysely<Database>,
-  userId: string,
-  postId: string,
-  includeUnknown: boolean,
-  now: Date,
-): Promise<PostDetail> {
+export async function retryPost(db: Kysely<Database>, userId: string, postId: string, includeUnknown: boolean, now: Date): Promise<PostDetail> {
   return withOwnedPost(db, userId, postId, async (trx, post) => {
     const targets = await selectTargetsOfPost(trx, postId);
     const retried = targets.filter((t) => t.state === 'failed' || (includeUnknown && t.state === 'unknown'));
@@ -73,7 +67,14 @@ export async function retryPost(
  * once. Returns them, for their events.
  */
 async function failTargetsOutOfReach(trx: Kysely<Database>, post: PostRow, targets: TargetRow[]): Promise<PublishingChange['settledTargets']> {
-  const outOfReach = await accountsOutOfReach(trx, post.user_id, await selectAccountsByIds(trx, targets.map((t) => t.account_id)));
+  const outOfReach = await accountsOutOfReach(
+    trx,
+    post.user_id,
+    await selectAccountsByIds(
+      trx,
+      targets.map((t) => t.account_id),
+    ),
+  );
   const settled: PublishingChange['settledTargets'] = [];
   for (const target of targets.filter((t) => outOfReach.has(t.account_id))) {
     const failed = settleFailed('auth_expired', OWNER_LOST_ACCESS);

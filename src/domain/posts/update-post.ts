@@ -13,13 +13,7 @@ import { refuseChangeOfSentPost } from './post-rules.js';
  * create checks, then replaces the stored one, and when a worker looks at it moves with its
  * schedule, all in one transaction. A field left out keeps its value.
  */
-export async function updatePost(
-  db: Kysely<Database>,
-  userId: string,
-  postId: string,
-  change: PostUpdateInput,
-  now: Date,
-): Promise<PostDetail> {
+export async function updatePost(db: Kysely<Database>, userId: string, postId: string, change: PostUpdateInput, now: Date): Promise<PostDetail> {
   return withOwnedPost(db, userId, postId, async (trx, post) => {
     const targets = await selectTargetsOfPost(trx, postId);
     refuseChangeOfSentPost(post, targets, 'edit');

@@ -30,7 +30,19 @@ import { emitPublishingEvents, type PublishingChange } from '../webhooks/events.
 import { partTexts } from './parts.js';
 import { accountsOutOfReach } from './reach.js';
 import { summarisePostStatus } from './status.js';
-import { claimStep, failedForGood, nextCheckAfterOutcome, nextCheckAt, outcomeOfReconciliation, outcomeValues, partResult, publisherThrew, settledEventOf, standing, tooLateBy } from './target-machine.js';
+import {
+  claimStep,
+  failedForGood,
+  nextCheckAfterOutcome,
+  nextCheckAt,
+  outcomeOfReconciliation,
+  outcomeValues,
+  partResult,
+  publisherThrew,
+  settledEventOf,
+  standing,
+  tooLateBy,
+} from './target-machine.js';
 import { refreshCredentials } from './token-source.js';
 
 /*
@@ -96,7 +108,14 @@ async function claimTargets(trx: Kysely<Database>, deps: Dependencies, post: Pos
   }
 
   const targets = await selectTargetsOfPost(trx, post.id);
-  const accounts = new Map((await selectAccountsByIds(trx, targets.map((t) => t.account_id))).map((a) => [a.id, a]));
+  const accounts = new Map(
+    (
+      await selectAccountsByIds(
+        trx,
+        targets.map((t) => t.account_id),
+      )
+    ).map((a) => [a.id, a]),
+  );
   // Live accounts are paced: their pacing is read under a lock, so concurrent claims take turns.
   const live = [...accounts.values()].filter((a) => a.mode === 'live').map((a) => a.id);
   for (const [id, nextPublishAt] of await lockAccountPacing(trx, live)) {
@@ -130,7 +149,17 @@ async function claimTargets(trx: Kysely<Database>, deps: Dependencies, post: Pos
       trx,
       texts.map((_, position) => {
         const material = publisher?.newPartMaterial(now) ?? { key: `${post.id}.${target.account_id}.${position}`, createdAt: now.toISOString() };
-        return { post_id: post.id, account_id: target.account_id, position, material_key: material.key, material_created_at: material.createdAt, platform_post_id: null, url: null, cid: null, published_at: null };
+        return {
+          post_id: post.id,
+          account_id: target.account_id,
+          position,
+          material_key: material.key,
+          material_created_at: material.createdAt,
+          platform_post_id: null,
+          url: null,
+          cid: null,
+          published_at: null,
+        };
       }),
     );
     await updateTarget(trx, post.id, target.account_id, step.values);
@@ -162,7 +191,10 @@ async function publishTarget(deps: Dependencies, claim: Claim, claimed: ClaimedT
   // Nothing after the platform call may fail the step that made it: if this write fails, the target
   // stays publishing, its lease runs out, and the next attempt repeats the same (idempotent) call.
   await recordOutcome(deps, post.id, target, account, attempt, outcome).catch((error: unknown) => {
-    deps.log.error({ postId: post.id, accountId: account.id, errorName: errorName(error) }, 'could not record a publishing outcome; the target will be retried when its lease ends');
+    deps.log.error(
+      { postId: post.id, accountId: account.id, errorName: errorName(error) },
+      'could not record a publishing outcome; the target will be retried when its lease ends',
+    );
   });
 }
 
@@ -214,7 +246,7 @@ async function callPlatform(deps: Dependencies, claim: Claim, claimed: ClaimedTa
     },
     async partProgressed(index, progress) {
       await updatePart(deps.db, { postId: post.id, accountId: account.id, position: index }, { progress }).catch((error: unknown) => {
-        deps.log.error({ postId: post.id, accountId: account.id, errorName: errorName(error) }, 'could not record a part\'s progress');
+        deps.log.error({ postId: post.id, accountId: account.id, errorName: errorName(error) }, "could not record a part's progress");
       });
     },
   };
@@ -246,7 +278,14 @@ function toMediaToPublish(deps: Pick<Dependencies, 'storage' | 'publicMedia'>, r
 }
 
 /** Writes one target's outcome over the attempt that made it, and the post's status, in the post's lock. */
-async function recordOutcome(deps: Dependencies, postId: string, target: TargetRow, account: AccountRow, attempt: number, outcome: PublishOutcome): Promise<void> {
+async function recordOutcome(
+  deps: Dependencies,
+  postId: string,
+  target: TargetRow,
+  account: AccountRow,
+  attempt: number,
+  outcome: PublishOutcome,
+): Promise<void> {
   const now = deps.now();
   await deps.db.transaction().execute(async (trx) => {
     const post = await selectPostForUpdate(trx, postId);
@@ -273,7 +312,12 @@ async function recordOutcome(deps: Dependencies, postId: string, target: TargetR
     const settled = settledEventOf(values);
     await emitPublishingEvents(
       trx,
-      { post: { ...post, status, updated_at: now }, previousStatus: post.status, settledTargets: settled === null ? [] : [{ accountId: account.id, type: settled }], needsReconnect },
+      {
+        post: { ...post, status, updated_at: now },
+        previousStatus: post.status,
+        settledTargets: settled === null ? [] : [{ accountId: account.id, type: settled }],
+        needsReconnect,
+      },
       now,
     );
     deps.log.info({ postId, accountId: account.id, outcome: outcome.kind, status }, 'publishing outcome recorded');

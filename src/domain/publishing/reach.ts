@@ -8,7 +8,11 @@ import type { Database } from '../../db/schema.js';
  * time it is about to go out, since a membership may have ended in between. A user's own
  * accounts need no lookup, so a post on them costs no statement.
  */
-export async function accountsOutOfReach(db: Kysely<Database>, userId: string, accounts: readonly Pick<AccountRow, 'id' | 'owner_user_id'>[]): Promise<Set<string>> {
+export async function accountsOutOfReach(
+  db: Kysely<Database>,
+  userId: string,
+  accounts: readonly Pick<AccountRow, 'id' | 'owner_user_id'>[],
+): Promise<Set<string>> {
   const others = accounts.filter((a) => a.owner_user_id !== userId).map((a) => a.id);
   const reachable = new Set(await selectAccountIdsReachableBy(db, userId, others));
   return new Set(others.filter((id) => !reachable.has(id)));

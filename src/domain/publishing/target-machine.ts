@@ -60,7 +60,11 @@ export interface ClaimContext {
  * How late a post is when taken, when later than maxLatenessMs; null when it may go out. Lateness
  * is judged once, when a scheduled post is first taken; a post already publishing is not late.
  */
-export function tooLateBy(post: Pick<PostRow, 'status'> & { scheduled_at: Date }, now: Date, settings: Pick<PublishingSettings, 'maxLatenessMs'>): number | null {
+export function tooLateBy(
+  post: Pick<PostRow, 'status'> & { scheduled_at: Date },
+  now: Date,
+  settings: Pick<PublishingSettings, 'maxLatenessMs'>,
+): number | null {
   const lateBy = now.getTime() - post.scheduled_at.getTime();
   return post.status === 'scheduled' && lateBy > settings.maxLatenessMs ? lateBy : null;
 }
@@ -82,7 +86,12 @@ export function wakeOf(target: Pick<TargetRow, 'state' | 'next_attempt_at' | 'le
 }
 
 /** Why a due target cannot go out at all; null when it can. The first reason that holds wins. */
-export function refusalOf(account: Pick<AccountRow, 'disconnected_at' | 'health' | 'health_message'>, outOfReach: boolean, lateBy: number | null, settings: Pick<PublishingSettings, 'maxLatenessMs'>): Refusal | null {
+export function refusalOf(
+  account: Pick<AccountRow, 'disconnected_at' | 'health' | 'health_message'>,
+  outOfReach: boolean,
+  lateBy: number | null,
+  settings: Pick<PublishingSettings, 'maxLatenessMs'>,
+): Refusal | null {
   if (account.disconnected_at !== null) return { category: 'auth_expired', message: 'The account was disconnected before this post was published' };
   if (outOfReach) return { category: 'auth_expired', message: OWNER_LOST_ACCESS };
   if (account.health === 'needs_reconnect') {
@@ -98,7 +107,11 @@ export function refusalOf(account: Pick<AccountRow, 'disconnected_at' | 'health'
 }
 
 /** What a claim does with one target: waits, refuses it, or takes it for one attempt. */
-export function claimStep(target: Pick<TargetRow, 'state' | 'next_attempt_at' | 'lease_until' | 'attempts' | 'first_attempt_at' | 'in_doubt' | 'awaiting_platform'>, account: MachineAccount, context: ClaimContext): ClaimStep {
+export function claimStep(
+  target: Pick<TargetRow, 'state' | 'next_attempt_at' | 'lease_until' | 'attempts' | 'first_attempt_at' | 'in_doubt' | 'awaiting_platform'>,
+  account: MachineAccount,
+  context: ClaimContext,
+): ClaimStep {
   const { now, settings } = context;
   if (!isDue(target, now)) return { kind: 'wait', wakeAt: wakeOf(target) };
   const refusal = refusalOf(account, context.outOfReach, context.lateBy, settings);
@@ -145,7 +158,15 @@ export function failedForGood(category: ErrorCategory, message: string): Publish
 
 /** A publisher promises not to throw; if one does, the call may have gone out, so the retry is in doubt. */
 export function publisherThrew(): PublishOutcome {
-  return { kind: 'failed', category: 'system_error', message: 'Herald failed while publishing', retryable: true, retryAfter: null, mayHaveCommitted: true, credentialsRevoked: false };
+  return {
+    kind: 'failed',
+    category: 'system_error',
+    message: 'Herald failed while publishing',
+    retryable: true,
+    retryAfter: null,
+    mayHaveCommitted: true,
+    credentialsRevoked: false,
+  };
 }
 
 /**
@@ -155,7 +176,16 @@ export function publisherThrew(): PublishOutcome {
  */
 export function outcomeOfReconciliation(found: Reconciliation): PublishOutcome | null {
   if (found.kind === 'cannot_tell') return { kind: 'unknown', message: found.message };
-  if (found.kind === 'unanswered') return { kind: 'failed', category: 'platform_error', message: found.message, retryable: true, retryAfter: null, mayHaveCommitted: true, credentialsRevoked: false };
+  if (found.kind === 'unanswered')
+    return {
+      kind: 'failed',
+      category: 'platform_error',
+      message: found.message,
+      retryable: true,
+      retryAfter: null,
+      mayHaveCommitted: true,
+      credentialsRevoked: false,
+    };
   return null;
 }
 
@@ -169,7 +199,13 @@ export function partResult(part: PublishedPart, now: Date) {
  * its attempts already count this attempt. A retry is never due before now, nor before the
  * platform's retryAfter; the automatic attempts since the last manual retry never exceed maxAttempts.
  */
-export function outcomeValues(settings: PublishingSettings, target: Pick<TargetRow, 'attempts' | 'attempts_before_retry' | 'in_doubt'>, outcome: PublishOutcome, now: Date, random: () => number = Math.random) {
+export function outcomeValues(
+  settings: PublishingSettings,
+  target: Pick<TargetRow, 'attempts' | 'attempts_before_retry' | 'in_doubt'>,
+  outcome: PublishOutcome,
+  now: Date,
+  random: () => number = Math.random,
+) {
   const common = { lease_until: null, next_attempt_at: null, awaiting_platform: false };
   switch (outcome.kind) {
     case 'published': {
@@ -189,7 +225,12 @@ export function outcomeValues(settings: PublishingSettings, target: Pick<TargetR
       return { ...common, state: 'unknown' as const, error_category: 'platform_error', error_message: outcome.message };
     case 'pending':
       // Still publishing; the look at lease_until resumes it (HERALD_POLL_INTERVAL_MS overrides every platform's pace).
-      return { ...common, state: 'publishing' as const, awaiting_platform: true, lease_until: new Date(now.getTime() + (settings.pollIntervalMs ?? outcome.checkAfterMs)) };
+      return {
+        ...common,
+        state: 'publishing' as const,
+        awaiting_platform: true,
+        lease_until: new Date(now.getTime() + (settings.pollIntervalMs ?? outcome.checkAfterMs)),
+      };
     case 'failed': {
       const automatic = target.attempts - target.attempts_before_retry;
       const retry = outcome.retryable && automatic < settings.maxAttempts;
@@ -225,9 +266,23 @@ export function settledEventOf(values: { state: string; next_attempt_at: Date | 
  * when the post is settled (to none), or when this outcome schedules a retry or waits on the
  * platform (sooner than the lease's end): to the soonest wake, a pending target being due now.
  */
-export function nextCheckAfterOutcome(status: string, values: { state: string; next_attempt_at: Date | null }, outcome: PublishOutcome, targets: readonly Pick<TargetRow, 'state' | 'next_attempt_at' | 'lease_until'>[], now: Date): Date | null | undefined {
+export function nextCheckAfterOutcome(
+  status: string,
+  values: { state: string; next_attempt_at: Date | null },
+  outcome: PublishOutcome,
+  targets: readonly Pick<TargetRow, 'state' | 'next_attempt_at' | 'lease_until'>[],
+  now: Date,
+): Date | null | undefined {
   const retrying = (values.state === 'failed' && values.next_attempt_at !== null) || outcome.kind === 'pending';
   if (status === 'publishing' && !retrying) return undefined;
-  const wakeTimes = targets.flatMap((t) => (t.state === 'failed' && t.next_attempt_at !== null ? [t.next_attempt_at] : t.state === 'publishing' && t.lease_until !== null ? [t.lease_until] : t.state === 'pending' ? [now] : []));
+  const wakeTimes = targets.flatMap((t) =>
+    t.state === 'failed' && t.next_attempt_at !== null
+      ? [t.next_attempt_at]
+      : t.state === 'publishing' && t.lease_until !== null
+        ? [t.lease_until]
+        : t.state === 'pending'
+          ? [now]
+          : [],
+  );
   return nextCheckAt(status, wakeTimes);
 }

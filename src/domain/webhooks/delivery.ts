@@ -97,7 +97,12 @@ async function claimDelivery(trx: Kysely<Database>, deps: DeliveryDeps, delivery
     return null;
   }
   const attempt = delivery.attempts + 1;
-  const taken = { state: 'delivering' as const, attempts: attempt, first_attempt_at: delivery.first_attempt_at ?? now, due_at: new Date(now.getTime() + deliveryLeaseMs(settings)) };
+  const taken = {
+    state: 'delivering' as const,
+    attempts: attempt,
+    first_attempt_at: delivery.first_attempt_at ?? now,
+    due_at: new Date(now.getTime() + deliveryLeaseMs(settings)),
+  };
   await updateDelivery(trx, delivery.id, taken);
   return { delivery: { ...delivery, ...taken }, attempt, attemptedAt: now, event, endpoint };
 }
@@ -126,10 +131,13 @@ async function attemptDelivery(deps: DeliveryDeps, claim: DeliveryClaim): Promis
     response = await deps.webhooks.sender.send({ url: endpoint.url, eventId: event.id, timestamp: attemptedAt, body: event.body, secrets: opened });
   } catch {
     // The vault refused the sealed secret (the service's key changed): nothing was sent.
-    response = { statusCode: null, latencyMs: 0, error: 'The signing secret cannot be read with this server\'s key; rotate the secret', excerpt: null };
+    response = { statusCode: null, latencyMs: 0, error: "The signing secret cannot be read with this server's key; rotate the secret", excerpt: null };
   }
   await recordAttempt(deps, claim, response).catch((error: unknown) => {
-    deps.log.error({ deliveryId: claim.delivery.id, errorName: errorName(error) }, 'could not record a webhook attempt; it will be repeated when its lease ends');
+    deps.log.error(
+      { deliveryId: claim.delivery.id, errorName: errorName(error) },
+      'could not record a webhook attempt; it will be repeated when its lease ends',
+    );
   });
 }
 
@@ -191,6 +199,9 @@ async function recordAttempt(deps: DeliveryDeps, claim: DeliveryClaim, response:
       }
       if (disable) deps.log.info({ webhookId: endpoint.id, eventId: claim.event.id }, 'webhook endpoint disabled after failed deliveries');
     }
-    deps.log.info({ deliveryId: delivery.id, eventId: claim.event.id, attempt: claim.attempt, statusCode: response.statusCode, succeeded }, 'webhook attempt recorded');
+    deps.log.info(
+      { deliveryId: delivery.id, eventId: claim.event.id, attempt: claim.attempt, statusCode: response.statusCode, succeeded },
+      'webhook attempt recorded',
+    );
   });
 }

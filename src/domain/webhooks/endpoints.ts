@@ -129,7 +129,12 @@ async function requireOwnedEndpoint(db: Kysely<Database>, userId: string, id: st
  * read (the state, the current secret) is still true when it writes, and a delete waits for it.
  * Anything that is not the caller's endpoint is simply not found.
  */
-async function withOwnedEndpoint<T>(db: Kysely<Database>, userId: string, id: string, work: (trx: Transaction<Database>, endpoint: EndpointRow) => Promise<T>): Promise<T> {
+async function withOwnedEndpoint<T>(
+  db: Kysely<Database>,
+  userId: string,
+  id: string,
+  work: (trx: Transaction<Database>, endpoint: EndpointRow) => Promise<T>,
+): Promise<T> {
   if (!isWellFormedId('whk', id)) throw new DomainError('not_found', WEBHOOK_NOT_FOUND);
   return db.transaction().execute(async (trx) => {
     const endpoint = await selectEndpointOwnedByForUpdate(trx, id, userId);

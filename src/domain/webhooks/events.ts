@@ -19,10 +19,20 @@ export interface WebhookEvent<T = unknown> {
  * Records an event with one delivery per endpoint, due now, in the caller's transaction: the event
  * exists exactly when the change it reports is committed, and its deliveries are announced then.
  */
-async function recordEvent<T>(trx: Kysely<Database>, userId: string, type: WebhookEventType, data: T, endpointIds: string[], now: Date): Promise<WebhookEvent<T>> {
+async function recordEvent<T>(
+  trx: Kysely<Database>,
+  userId: string,
+  type: WebhookEventType,
+  data: T,
+  endpointIds: string[],
+  now: Date,
+): Promise<WebhookEvent<T>> {
   const event: WebhookEvent<T> = { id: newId('evt'), type, timestamp: now.toISOString(), data };
   await insertEvent(trx, { id: event.id, user_id: userId, type, body: JSON.stringify(event), created_at: now });
-  await insertDeliveries(trx, endpointIds.map((endpointId) => ({ id: newId('dlv'), event_id: event.id, endpoint_id: endpointId, due_at: now, created_at: now })));
+  await insertDeliveries(
+    trx,
+    endpointIds.map((endpointId) => ({ id: newId('dlv'), event_id: event.id, endpoint_id: endpointId, due_at: now, created_at: now })),
+  );
   return event;
 }
 
@@ -75,6 +85,10 @@ export async function emitPublishingEvents(trx: Kysely<Database>, change: Publis
 export const PING_MESSAGE = 'A test event from Herald; answer with a 2xx status.';
 
 /** A ping for one endpoint, whether it is enabled or subscribed or not. */
-export async function emitPing(trx: Kysely<Database>, endpoint: { id: string; user_id: string }, now: Date): Promise<WebhookEvent<{ webhookId: string; message: string }>> {
+export async function emitPing(
+  trx: Kysely<Database>,
+  endpoint: { id: string; user_id: string },
+  now: Date,
+): Promise<WebhookEvent<{ webhookId: string; message: string }>> {
   return recordEvent(trx, endpoint.user_id, 'ping', { webhookId: endpoint.id, message: PING_MESSAGE }, [endpoint.id], now);
 }

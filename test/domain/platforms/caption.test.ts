@@ -42,9 +42,7 @@ describe('caption length at the limit', () => {
   });
 
   it.each(LIMITS)('%s %s: %i + 1 fails', (platform, postType, max, unit, subject) => {
-    expect(check(platform, postType, 'a'.repeat(max + 1))).toBe(
-      `${subject} allows at most ${max} ${unit}; got ${max + 1} (account acc_1)`,
-    );
+    expect(check(platform, postType, 'a'.repeat(max + 1))).toBe(`${subject} allows at most ${max} ${unit}; got ${max + 1} (account acc_1)`);
   });
 
   it.each(LIMITS)('%s %s: no caption and an empty caption pass', (platform, postType) => {
@@ -127,8 +125,6 @@ describe('forbidden characters', () => {
   });
 
   it('checks length before forbidden characters', () => {
-    expect(check('youtube', 'post', `<${'a'.repeat(5000)}`)).toBe(
-      'YouTube caption allows at most 5000 bytes; got 5001 (account acc_1)',
-    );
+    expect(check('youtube', 'post', `<${'a'.repeat(5000)}`)).toBe('YouTube caption allows at most 5000 bytes; got 5001 (account acc_1)');
   });
 });

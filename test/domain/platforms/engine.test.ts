@@ -1,25 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import {
-  findPlatformViolation,
-  isKnownPlatform,
-  platformRules,
-  POST_TYPES,
-} from '../../../src/domain/platforms/index.js';
+import { findPlatformViolation, isKnownPlatform, platformRules, POST_TYPES } from '../../../src/domain/platforms/index.js';
 import { image, images, target, video } from './helpers.js';
 
-const PLATFORM_IDS = [
-  'x',
-  'instagram',
-  'facebook',
-  'linkedin',
-  'threads',
-  'bluesky',
-  'tiktok',
-  'youtube',
-  'pinterest',
-  'mastodon',
-  'reddit',
-];
+const PLATFORM_IDS = ['x', 'instagram', 'facebook', 'linkedin', 'threads', 'bluesky', 'tiktok', 'youtube', 'pinterest', 'mastodon', 'reddit'];
 
 describe('findPlatformViolation ordering', () => {
   it('returns null for no targets and for passing targets', () => {
@@ -30,21 +13,14 @@ describe('findPlatformViolation ordering', () => {
   it('reports the first failing target in request order', () => {
     const first = target('x', 'post', { accountId: 'acc_a', caption: 'a'.repeat(281) });
     const second = target('linkedin', 'post', { accountId: 'acc_b', caption: 'a'.repeat(3001) });
-    expect(findPlatformViolation([first, second])).toBe(
-      'X caption allows at most 280 characters; got 281 (account acc_a)',
-    );
-    expect(findPlatformViolation([second, first])).toBe(
-      'LinkedIn caption allows at most 3000 characters; got 3001 (account acc_b)',
-    );
+    expect(findPlatformViolation([first, second])).toBe('X caption allows at most 280 characters; got 281 (account acc_a)');
+    expect(findPlatformViolation([second, first])).toBe('LinkedIn caption allows at most 3000 characters; got 3001 (account acc_b)');
   });
 
   it('skips passing targets to reach a failing one', () => {
-    expect(
-      findPlatformViolation([
-        target('x', 'post', { caption: 'fine' }),
-        target('instagram', 'post', { accountId: 'acc_ig', media: [] }),
-      ]),
-    ).toBe('Instagram post allows between 1 and 10 files; got 0 (account acc_ig)');
+    expect(findPlatformViolation([target('x', 'post', { caption: 'fine' }), target('instagram', 'post', { accountId: 'acc_ig', media: [] })])).toBe(
+      'Instagram post allows between 1 and 10 files; got 0 (account acc_ig)',
+    );
   });
 
   // One target breaking every rule at once; each step fixed in turn reveals the next.
@@ -63,13 +39,9 @@ describe('findPlatformViolation ordering', () => {
       'Instagram post caption allows at most 2200 characters; got 2201 (account acc_1)',
     );
     const captionFixed = { ...broken, caption: 'ok' };
-    expect(findPlatformViolation([target('instagram', 'post', captionFixed)])).toBe(
-      'Instagram post allows between 1 and 10 files; got 11 (account acc_1)',
-    );
+    expect(findPlatformViolation([target('instagram', 'post', captionFixed)])).toBe('Instagram post allows between 1 and 10 files; got 11 (account acc_1)');
     const mediaFixed = { ...captionFixed, media: [image()] };
-    expect(findPlatformViolation([target('instagram', 'post', mediaFixed)])).toBe(
-      'Instagram post allows no thread parts; got 2 (account acc_1)',
-    );
+    expect(findPlatformViolation([target('instagram', 'post', mediaFixed)])).toBe('Instagram post allows no thread parts; got 2 (account acc_1)');
     const partsFixed = { ...mediaFixed, threadParts: null };
     expect(findPlatformViolation([target('instagram', 'post', partsFixed)])).toBe(
       'Instagram post first comment allows at most 2196 characters; got 2197 (account acc_1)',
@@ -87,9 +59,7 @@ describe('findPlatformViolation ordering', () => {
     expect(findPlatformViolation([target('x', 'post', { media: [image(), tooBig] })])).toBe(
       'X allows images or videos, not both; got 1 image and 1 video (account acc_1)',
     );
-    expect(findPlatformViolation([target('x', 'post', { media: [tooLong, tooBig] })])).toBe(
-      'X allows at most 1 video; got 2 (account acc_1)',
-    );
+    expect(findPlatformViolation([target('x', 'post', { media: [tooLong, tooBig] })])).toBe('X allows at most 1 video; got 2 (account acc_1)');
     expect(findPlatformViolation([target('instagram', 'carousel', { media: [tooLong, tooBig] })])).toBe(
       'Instagram carousel video allows a duration between 3 and 60 seconds; got 200 seconds (media med_long, account acc_1)',
     );
@@ -97,11 +67,8 @@ describe('findPlatformViolation ordering', () => {
 
   it('checks a file in order: type, size, aspect ratio, duration', () => {
     const file = video({ mime: 'video/webm', bytes: 999_000_000, width: 4000, height: 1000, durationMs: 999_000 });
-    const run = (overrides: Partial<typeof file>): string | null =>
-      findPlatformViolation([target('x', 'post', { media: [{ ...file, ...overrides }] })]);
-    expect(run({})).toBe(
-      'X video allows video/mp4 or video/quicktime; got video/webm (media med_vid, account acc_1)',
-    );
+    const run = (overrides: Partial<typeof file>): string | null => findPlatformViolation([target('x', 'post', { media: [{ ...file, ...overrides }] })]);
+    expect(run({})).toBe('X video allows video/mp4 or video/quicktime; got video/webm (media med_vid, account acc_1)');
     expect(run({ mime: 'video/mp4' })).toBe('X video allows at most 512 MB; got 999 MB (media med_vid, account acc_1)');
     expect(run({ mime: 'video/mp4', bytes: 1 })).toBe(
       'X video allows an aspect ratio (width/height) between 0.3333 and 3; got 4 from 4000x1000 (media med_vid, account acc_1)',

@@ -1,10 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import {
-  PLATFORM_FIELDS_MODULE_PATH,
-  readPlatformFieldsSchemas,
-  renderPlatformFieldsModule,
-} from '../../../scripts/platform-fields.js';
+import { PLATFORM_FIELDS_MODULE_PATH, readPlatformFieldsSchemas, renderPlatformFieldsModule } from '../../../scripts/platform-fields.js';
 import { loadSpec, type JsonObject } from '../../../scripts/spec-document.js';
 import { platformRules } from '../../../src/domain/platforms/index.js';
 
@@ -41,10 +37,18 @@ describe('generated/platform-fields.ts', () => {
 
 describe('the generator refuses what GET /api/v1/platforms could not serve', () => {
   it.each([
-    ['a keyword PlatformField has no place for', (p: JsonObject) => (p.minItems = 1), 'YoutubeFields.properties.tags: minItems cannot be served as a PlatformField'],
+    [
+      'a keyword PlatformField has no place for',
+      (p: JsonObject) => (p.minItems = 1),
+      'YoutubeFields.properties.tags: minItems cannot be served as a PlatformField',
+    ],
     ['a keyword of another type', (p: JsonObject) => (p.pattern = '^a'), 'YoutubeFields.properties.tags: pattern cannot be served as a PlatformField'],
     ['a field without a description', (p: JsonObject) => delete p.description, 'YoutubeFields.properties.tags.description: every field needs one'],
-    ['a type PlatformField has no word for', (p: JsonObject) => (p.type = 'number'), 'YoutubeFields.properties.tags.type: must be one of string, boolean, integer, array'],
+    [
+      'a type PlatformField has no word for',
+      (p: JsonObject) => (p.type = 'number'),
+      'YoutubeFields.properties.tags.type: must be one of string, boolean, integer, array',
+    ],
     ['array items other than strings', (p: JsonObject) => (p.items = { type: 'integer' }), 'YoutubeFields.properties.tags.items: must be type string'],
   ])('%s', (_name, edit, message) => {
     expect(() => renderPlatformFieldsModule(specWithYoutubeField('tags', edit))).toThrow(message);

@@ -78,9 +78,7 @@ describe('unknown keys', () => {
   });
 
   it('refuses a key that only exists on another platform', () => {
-    expect(check('x', { boardId: '1' })).toBe(
-      'X allows fields replySettings, communityId, madeWithAi or paidPartnership; got "boardId" (account acc_1)',
-    );
+    expect(check('x', { boardId: '1' })).toBe('X allows fields replySettings, communityId, madeWithAi or paidPartnership; got "boardId" (account acc_1)');
   });
 });
 
@@ -108,9 +106,7 @@ describe('value types', () => {
     ['reddit', 'subreddit', 42, 'must be a string; got 42'],
     ['reddit', 'nsfw', 1, 'must be true or false; got 1'],
   ])('%s %s = %j', (platform, key, value, problem) => {
-    expect(check(platform, { ...VALID[platform], [key]: value })).toBe(
-      `${displayName(platform)} field "${key}" ${problem} (account acc_1)`,
-    );
+    expect(check(platform, { ...VALID[platform], [key]: value })).toBe(`${displayName(platform)} field "${key}" ${problem} (account acc_1)`);
   });
 });
 
@@ -127,20 +123,38 @@ describe('value rules at their limits', () => {
     ['facebook', 'link', 'http://example.com', 'example.com', 'must be an http or https URL; got "example.com"'],
     ['facebook', 'link', 'https://example.com', 'javascript:alert(1)', 'must be an http or https URL; got "javascript:alert(1)"'],
     ['linkedin', 'visibility', 'LOGGED_IN', 'public', 'allows "PUBLIC", "CONNECTIONS" or "LOGGED_IN"; got "public"'],
-    ['threads', 'replyControl', 'mentioned_only', 'nobody', 'allows "everyone", "accounts_you_follow", "mentioned_only", "parent_post_author_only" or "followers_only"; got "nobody"'],
+    [
+      'threads',
+      'replyControl',
+      'mentioned_only',
+      'nobody',
+      'allows "everyone", "accounts_you_follow", "mentioned_only", "parent_post_author_only" or "followers_only"; got "nobody"',
+    ],
     ['threads', 'topicTag', 'a'.repeat(50), 'a'.repeat(51), 'allows at most 50 characters; got 51'],
     ['threads', 'topicTag', 'a', '', 'allows at least 1 character; got 0'],
     ['threads', 'topicTag', 'Food and drink', 'Food & drink', 'must not contain . or &; got "Food & drink"'],
     ['threads', 'topicTag', 'Cooking', 'cooking.tips', 'must not contain . or &; got "cooking.tips"'],
     ['threads', 'linkAttachment', 'https://example.com', 'ftp://example.com', 'must be an http or https URL; got "ftp://example.com"'],
     ['bluesky', 'langs', ['en', 'de', 'fr'], ['en', 'de', 'fr', 'es'], 'allows at most 3 items; got 4'],
-    ['tiktok', 'privacyLevel', 'PUBLIC_TO_EVERYONE', 'PUBLIC', 'allows "PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR" or "SELF_ONLY"; got "PUBLIC"'],
+    [
+      'tiktok',
+      'privacyLevel',
+      'PUBLIC_TO_EVERYONE',
+      'PUBLIC',
+      'allows "PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR" or "SELF_ONLY"; got "PUBLIC"',
+    ],
     ['youtube', 'title', 'a'.repeat(100), 'a'.repeat(101), 'allows at most 100 characters; got 101'],
     ['youtube', 'title', 'a', '', 'allows at least 1 character; got 0'],
     ['youtube', 'title', 'Cats ≥ dogs', 'Cats > dogs', 'must not contain < or >; got "Cats > dogs"'],
     ['youtube', 'privacyStatus', 'private', 'Private', 'allows "public", "unlisted" or "private"; got "Private"'],
     ['youtube', 'tags', ['a'.repeat(500)], ['a'.repeat(501)], 'allows at most 500 characters in total; got 501'],
-    ['youtube', 'tags', ['a'.repeat(248), `b ${'c'.repeat(248)}`], ['a'.repeat(249), `b ${'c'.repeat(248)}`], 'allows at most 500 characters in total; got 501'],
+    [
+      'youtube',
+      'tags',
+      ['a'.repeat(248), `b ${'c'.repeat(248)}`],
+      ['a'.repeat(249), `b ${'c'.repeat(248)}`],
+      'allows at most 500 characters in total; got 501',
+    ],
     ['youtube', 'tags', ['cats'], ['cats', ''], 'item 2 allows at least 1 character; got 0'],
     ['pinterest', 'boardId', '549755885175', 'my-board', 'must be a numeric id; got "my-board"'],
     ['pinterest', 'title', 'a'.repeat(100), 'a'.repeat(101), 'allows at most 100 characters; got 101'],
@@ -156,9 +170,7 @@ describe('value rules at their limits', () => {
     ['reddit', 'flairId', 'x', '', 'allows at least 1 character; got 0'],
   ])('%s %s', (platform, key, accepted, refused, problem) => {
     expect(check(platform, { ...VALID[platform], [key]: accepted })).toBeNull();
-    expect(check(platform, { ...VALID[platform], [key]: refused })).toBe(
-      `${displayName(platform)} field "${key}" ${problem} (account acc_1)`,
-    );
+    expect(check(platform, { ...VALID[platform], [key]: refused })).toBe(`${displayName(platform)} field "${key}" ${problem} (account acc_1)`);
   });
 
   it('counts lengths in UTF-16 code units, as GET /api/v1/platforms says: an emoji outside the BMP is 2', () => {
@@ -169,9 +181,7 @@ describe('value rules at their limits', () => {
 
   it('counts a tag containing a space 2 more towards the total, items that are not strings being a type error', () => {
     expect(check('youtube', { tags: ['a b', 'c'.repeat(495)] })).toBeNull();
-    expect(check('youtube', { tags: ['a b', 'c'.repeat(496)] })).toBe(
-      'YouTube field "tags" allows at most 500 characters in total; got 501 (account acc_1)',
-    );
+    expect(check('youtube', { tags: ['a b', 'c'.repeat(496)] })).toBe('YouTube field "tags" allows at most 500 characters in total; got 501 (account acc_1)');
     expect(check('youtube', { tags: ['c'.repeat(501), 7] })).toBe('YouTube field "tags" must be an array of strings; got an array (account acc_1)');
   });
 

@@ -34,16 +34,12 @@ describe('first comment length', () => {
   });
 
   it.each(LIMITS)('%s %s: %i + 1 fails', (platform, postType, max, unit, subject) => {
-    expect(check(platform, postType, 'a'.repeat(max + 1))).toBe(
-      `${subject} allows at most ${max} ${unit}; got ${max + 1} (account acc_1)`,
-    );
+    expect(check(platform, postType, 'a'.repeat(max + 1))).toBe(`${subject} allows at most ${max} ${unit}; got ${max + 1} (account acc_1)`);
   });
 
   it('counts in the platform unit (X weighs links 23, Bluesky counts bytes too)', () => {
     expect(check('x', 'post', `${'a'.repeat(256)} https://example.com/${'p'.repeat(100)}`)).toBeNull();
-    expect(check('bluesky', 'post', `${'👨‍👩‍👧‍👦'.repeat(120)}a`)).toBe(
-      'Bluesky first comment allows at most 3000 bytes; got 3001 (account acc_1)',
-    );
+    expect(check('bluesky', 'post', `${'👨‍👩‍👧‍👦'.repeat(120)}a`)).toBe('Bluesky first comment allows at most 3000 bytes; got 3001 (account acc_1)');
   });
 });
 

@@ -69,11 +69,7 @@ function requiredFields(platform: string): Record<string, unknown> | null {
 }
 
 /** A target that passes all checks for its platform and post type, with `overrides` applied. */
-export function target(
-  platform: string,
-  postType: PostType = 'post',
-  overrides: Partial<TargetToCheck> = {},
-): TargetToCheck {
+export function target(platform: string, postType: PostType = 'post', overrides: Partial<TargetToCheck> = {}): TargetToCheck {
   return {
     accountId: 'acc_1',
     platform,

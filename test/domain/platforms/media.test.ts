@@ -36,8 +36,7 @@ describe('file count', () => {
     ['reddit', 'post', 'image', 0, 1, 'Reddit post', 'at most 1 file'],
     ['reddit', 'carousel', 'image', 2, 20, 'Reddit carousel', 'between 2 and 20 files'],
   ];
-  const fill = (kind: 'image' | 'video', count: number): MediaFacts[] =>
-    kind === 'image' ? images(count) : videos(count);
+  const fill = (kind: 'image' | 'video', count: number): MediaFacts[] => (kind === 'image' ? images(count) : videos(count));
 
   it.each(COUNTS)('%s %s: %i and %i files pass', (platform, postType, kind, min, max) => {
     expect(check(platform, postType, fill(kind, min))).toBeNull();
@@ -45,24 +44,15 @@ describe('file count', () => {
   });
 
   it.each(COUNTS)('%s %s: max + 1 fails', (platform, postType, kind, _min, max, subject, phrase) => {
-    expect(check(platform, postType, fill(kind, max + 1))).toBe(
-      `${subject} allows ${phrase}; got ${max + 1} (account acc_1)`,
-    );
+    expect(check(platform, postType, fill(kind, max + 1))).toBe(`${subject} allows ${phrase}; got ${max + 1} (account acc_1)`);
   });
 
-  it.each(COUNTS.filter((row) => row[3] > 0))(
-    '%s %s: min - 1 fails (media required)',
-    (platform, postType, kind, min, _max, subject, phrase) => {
-      expect(check(platform, postType, fill(kind, min - 1))).toBe(
-        `${subject} allows ${phrase}; got ${min - 1} (account acc_1)`,
-      );
-    },
-  );
+  it.each(COUNTS.filter((row) => row[3] > 0))('%s %s: min - 1 fails (media required)', (platform, postType, kind, min, _max, subject, phrase) => {
+    expect(check(platform, postType, fill(kind, min - 1))).toBe(`${subject} allows ${phrase}; got ${min - 1} (account acc_1)`);
+  });
 
   it('words the interface example for an Instagram post', () => {
-    expect(check('instagram', 'post', images(12))).toBe(
-      'Instagram post allows between 1 and 10 files; got 12 (account acc_1)',
-    );
+    expect(check('instagram', 'post', images(12))).toBe('Instagram post allows between 1 and 10 files; got 12 (account acc_1)');
   });
 });
 
@@ -100,9 +90,7 @@ describe('mixing images and videos', () => {
     ['bluesky', 'post', 'Bluesky'],
     ['mastodon', 'post', 'Mastodon'],
   ] as Array<[string, PostType, string]>)('%s %s refuses a mix', (platform, postType, subject) => {
-    expect(check(platform, postType, [image(), video()])).toBe(
-      `${subject} allows images or videos, not both; got 1 image and 1 video (account acc_1)`,
-    );
+    expect(check(platform, postType, [image(), video()])).toBe(`${subject} allows images or videos, not both; got 1 image and 1 video (account acc_1)`);
   });
 
   it.each([
@@ -114,9 +102,7 @@ describe('mixing images and videos', () => {
   });
 
   it('names both counts', () => {
-    expect(check('x', 'post', [...images(2), video()])).toBe(
-      'X allows images or videos, not both; got 2 images and 1 video (account acc_1)',
-    );
+    expect(check('x', 'post', [...images(2), video()])).toBe('X allows images or videos, not both; got 2 images and 1 video (account acc_1)');
   });
 });
 
@@ -185,9 +171,7 @@ describe('file size', () => {
 
   it('LinkedIn video has a minimum size', () => {
     expect(check('linkedin', 'post', [video({ bytes: 75_000 })])).toBeNull();
-    expect(check('linkedin', 'post', [video({ bytes: 74_999 })])).toBe(
-      'LinkedIn video allows at least 75 KB; got 74.999 KB (media med_vid, account acc_1)',
-    );
+    expect(check('linkedin', 'post', [video({ bytes: 74_999 })])).toBe('LinkedIn video allows at least 75 KB; got 74.999 KB (media med_vid, account acc_1)');
   });
 });
 
@@ -230,9 +214,7 @@ describe('MIME types', () => {
 
   it.each(MIMES)('%s %s %s: %s is refused', (platform, postType, kind, accepted, refused, subject) => {
     const media = file(kind, refused);
-    expect(check(platform, postType, [media])).toBe(
-      `${subject} allows ${accepted}; got ${refused} (media ${media.id}, account acc_1)`,
-    );
+    expect(check(platform, postType, [media])).toBe(`${subject} allows ${accepted}; got ${refused} (media ${media.id}, account acc_1)`);
   });
 
   it.each(['IMAGE/JPEG', 'image/jpg', 'image/jpeg; charset=binary'])('normalises %j', (mime) => {
@@ -247,21 +229,148 @@ describe('MIME types', () => {
 describe('aspect ratio (width/height, 1% tolerance)', () => {
   // [platform, post type, kind, accepted sizes, refused size, phrase, ratio shown, subject]
   const RATIOS: Array<[string, PostType, 'image' | 'video', Array<[number, number]>, [number, number], string, string, string]> = [
-    ['x', 'post', 'video', [[1000, 3000], [1000, 3020], [3000, 1000], [3020, 1000]], [3040, 1000], 'between 0.3333 and 3', '3.04', 'X video'],
+    [
+      'x',
+      'post',
+      'video',
+      [
+        [1000, 3000],
+        [1000, 3020],
+        [3000, 1000],
+        [3020, 1000],
+      ],
+      [3040, 1000],
+      'between 0.3333 and 3',
+      '3.04',
+      'X video',
+    ],
     ['x', 'post', 'video', [[1000, 3020]], [1000, 3040], 'between 0.3333 and 3', '0.3289', 'X video'],
-    ['instagram', 'post', 'image', [[1080, 1350], [1070, 1350], [1080, 566], [1080, 560]], [1060, 1350], 'between 0.8 and 1.91', '0.7852', 'Instagram post image'],
+    [
+      'instagram',
+      'post',
+      'image',
+      [
+        [1080, 1350],
+        [1070, 1350],
+        [1080, 566],
+        [1080, 560],
+      ],
+      [1060, 1350],
+      'between 0.8 and 1.91',
+      '0.7852',
+      'Instagram post image',
+    ],
     ['instagram', 'post', 'image', [[1080, 560]], [1080, 555], 'between 0.8 and 1.91', '1.9459', 'Instagram post image'],
-    ['instagram', 'post', 'video', [[100, 10000], [10000, 1000]], [10200, 1000], 'between 0.01 and 10', '10.2', 'Instagram post video'],
-    ['instagram', 'reel', 'video', [[100, 10000], [99, 10000]], [98, 10000], 'between 0.01 and 10', '0.0098', 'Instagram reel video'],
-    ['instagram', 'story', 'video', [[1000, 10000], [990, 10000]], [980, 10000], 'between 0.1 and 10', '0.098', 'Instagram story video'],
-    ['facebook', 'reel', 'video', [[1080, 1920], [1090, 1920], [1070, 1920]], [1100, 1920], 'of exactly 0.5625', '0.5729', 'Facebook reel video'],
+    [
+      'instagram',
+      'post',
+      'video',
+      [
+        [100, 10000],
+        [10000, 1000],
+      ],
+      [10200, 1000],
+      'between 0.01 and 10',
+      '10.2',
+      'Instagram post video',
+    ],
+    [
+      'instagram',
+      'reel',
+      'video',
+      [
+        [100, 10000],
+        [99, 10000],
+      ],
+      [98, 10000],
+      'between 0.01 and 10',
+      '0.0098',
+      'Instagram reel video',
+    ],
+    [
+      'instagram',
+      'story',
+      'video',
+      [
+        [1000, 10000],
+        [990, 10000],
+      ],
+      [980, 10000],
+      'between 0.1 and 10',
+      '0.098',
+      'Instagram story video',
+    ],
+    [
+      'facebook',
+      'reel',
+      'video',
+      [
+        [1080, 1920],
+        [1090, 1920],
+        [1070, 1920],
+      ],
+      [1100, 1920],
+      'of exactly 0.5625',
+      '0.5729',
+      'Facebook reel video',
+    ],
     ['facebook', 'story', 'video', [[1080, 1920]], [1080, 1080], 'of exactly 0.5625', '1', 'Facebook story video'],
-    ['linkedin', 'post', 'video', [[1000, 2400], [2400, 1000], [2420, 1000]], [2450, 1000], 'between 0.4167 and 2.4', '2.45', 'LinkedIn video'],
+    [
+      'linkedin',
+      'post',
+      'video',
+      [
+        [1000, 2400],
+        [2400, 1000],
+        [2420, 1000],
+      ],
+      [2450, 1000],
+      'between 0.4167 and 2.4',
+      '2.45',
+      'LinkedIn video',
+    ],
     ['linkedin', 'post', 'video', [[1000, 2420]], [1000, 2500], 'between 0.4167 and 2.4', '0.4', 'LinkedIn video'],
-    ['threads', 'post', 'image', [[1000, 10000], [10000, 1000]], [10200, 1000], 'between 0.1 and 10', '10.2', 'Threads post image'],
+    [
+      'threads',
+      'post',
+      'image',
+      [
+        [1000, 10000],
+        [10000, 1000],
+      ],
+      [10200, 1000],
+      'between 0.1 and 10',
+      '10.2',
+      'Threads post image',
+    ],
     ['threads', 'post', 'video', [[100, 10000]], [98, 10000], 'between 0.01 and 10', '0.0098', 'Threads post video'],
-    ['youtube', 'short', 'video', [[1080, 1920], [1080, 1080], [1090, 1080]], [1100, 1080], 'of at most 1', '1.0185', 'YouTube short video'],
-    ['pinterest', 'post', 'video', [[1000, 2000], [1910, 1000]], [1000, 2100], 'between 0.5 and 1.91', '0.4762', 'Pinterest post video'],
+    [
+      'youtube',
+      'short',
+      'video',
+      [
+        [1080, 1920],
+        [1080, 1080],
+        [1090, 1080],
+      ],
+      [1100, 1080],
+      'of at most 1',
+      '1.0185',
+      'YouTube short video',
+    ],
+    [
+      'pinterest',
+      'post',
+      'video',
+      [
+        [1000, 2000],
+        [1910, 1000],
+      ],
+      [1000, 2100],
+      'between 0.5 and 1.91',
+      '0.4762',
+      'Pinterest post video',
+    ],
   ];
   const file = (kind: 'image' | 'video', [width, height]: [number, number]): MediaFacts =>
     kind === 'image' ? image({ width, height }) : video({ width, height });
@@ -314,10 +423,8 @@ describe('video duration', () => {
     ['youtube', 'short', null, 180, 'YouTube short video'],
     ['pinterest', 'post', 4, 900, 'Pinterest post video'],
   ];
-  const phrase = (min: number | null, max: number): string =>
-    min === null ? `of at most ${max}` : `between ${min} and ${max}`;
-  const run = (platform: string, postType: PostType, durationMs: number): string | null =>
-    check(platform, postType, [video({ durationMs })]);
+  const phrase = (min: number | null, max: number): string => (min === null ? `of at most ${max}` : `between ${min} and ${max}`);
+  const run = (platform: string, postType: PostType, durationMs: number): string | null => check(platform, postType, [video({ durationMs })]);
 
   it.each(DURATIONS)('%s %s: the bounds pass', (platform, postType, min, max) => {
     expect(run(platform, postType, max * 1000)).toBeNull();
@@ -330,15 +437,12 @@ describe('video duration', () => {
     );
   });
 
-  it.each(DURATIONS.filter((row) => row[2] !== null))(
-    '%s %s: 1 ms under the minimum fails',
-    (platform, postType, min, max, subject) => {
-      const under = (min ?? 0) * 1000 - 1;
-      expect(run(platform, postType, under)).toBe(
-        `${subject} allows a duration ${phrase(min, max)} seconds; got ${under / 1000} seconds (media med_vid, account acc_1)`,
-      );
-    },
-  );
+  it.each(DURATIONS.filter((row) => row[2] !== null))('%s %s: 1 ms under the minimum fails', (platform, postType, min, max, subject) => {
+    const under = (min ?? 0) * 1000 - 1;
+    expect(run(platform, postType, under)).toBe(
+      `${subject} allows a duration ${phrase(min, max)} seconds; got ${under / 1000} seconds (media med_vid, account acc_1)`,
+    );
+  });
 
   it('Mastodon has no duration limit', () => {
     expect(run('mastodon', 'post', 10 * 3600 * 1000)).toBeNull();

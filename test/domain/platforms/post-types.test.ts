@@ -29,16 +29,12 @@ const MATRIX = Object.entries(SUPPORTED).flatMap(([platform, { name, types }]) =
 
 describe('post type support', () => {
   it.each(MATRIX)('%s %s (supported: %s)', (platform, postType, supported, name, types) => {
-    const expected = supported
-      ? null
-      : `${name} allows post types ${orList(types)}; got ${postType} (account acc_1)`;
+    const expected = supported ? null : `${name} allows post types ${orList(types)}; got ${postType} (account acc_1)`;
     expect(findPlatformViolation([target(platform, postType)])).toBe(expected);
   });
 
   it('uses the exact wording for a story sent to X', () => {
-    expect(findPlatformViolation([target('x', 'story')])).toBe(
-      'X allows post types post or thread; got story (account acc_1)',
-    );
+    expect(findPlatformViolation([target('x', 'story')])).toBe('X allows post types post or thread; got story (account acc_1)');
   });
 
   it('checks the post type before anything else', () => {

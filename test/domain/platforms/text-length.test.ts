@@ -204,7 +204,30 @@ describe('graphemes of text mixing ASCII with other characters', () => {
   // (regional indicators pair up from the last break), a Prepend, CR LF and Hangul jamo.
   const mixedText = fc
     .array(
-      fc.constantFrom('a', ' ', '.', '\r', '\n', '\r\n', '\u0301', '\u200D', '\uFE0F', '👍', '🏽', '❤', '🔥', '🇯', '🇵', FAMILY, KEYCAP_ONE, '\u0600', '\u1100', '\u1161', 'é', '日'),
+      fc.constantFrom(
+        'a',
+        ' ',
+        '.',
+        '\r',
+        '\n',
+        '\r\n',
+        '\u0301',
+        '\u200D',
+        '\uFE0F',
+        '👍',
+        '🏽',
+        '❤',
+        '🔥',
+        '🇯',
+        '🇵',
+        FAMILY,
+        KEYCAP_ONE,
+        '\u0600',
+        '\u1100',
+        '\u1161',
+        'é',
+        '日',
+      ),
       { maxLength: 60 },
     )
     .map((parts) => parts.join(''));

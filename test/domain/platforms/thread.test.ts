@@ -18,13 +18,21 @@ describe('chain-style threads', () => {
 
   it.each(CHAINS)('%s: 1 and 80 parts pass', (platform) => {
     expect(check(platform, ['only part'])).toBeNull();
-    expect(check(platform, Array.from({ length: 80 }, (_, index) => `part ${index + 1}`))).toBeNull();
+    expect(
+      check(
+        platform,
+        Array.from({ length: 80 }, (_, index) => `part ${index + 1}`),
+      ),
+    ).toBeNull();
   });
 
   it.each(CHAINS)('%s: 81 parts fail', (platform, name) => {
-    expect(check(platform, Array.from({ length: 81 }, () => 'part'))).toBe(
-      `${name} thread allows between 1 and 80 parts; got 81 (account acc_1)`,
-    );
+    expect(
+      check(
+        platform,
+        Array.from({ length: 81 }, () => 'part'),
+      ),
+    ).toBe(`${name} thread allows between 1 and 80 parts; got 81 (account acc_1)`);
   });
 
   it.each(CHAINS)('%s: an empty list of parts fails', (platform, name) => {
@@ -40,16 +48,12 @@ describe('chain-style threads', () => {
 
   it('counts parts in the platform unit (X: links 23, CJK 2)', () => {
     expect(check('x', ['日'.repeat(140), `${'a'.repeat(256)} https://example.com/${'p'.repeat(100)}`])).toBeNull();
-    expect(check('x', [`${'日'.repeat(140)}a`])).toBe(
-      'X thread part 1 allows at most 280 characters; got 281 (account acc_1)',
-    );
+    expect(check('x', [`${'日'.repeat(140)}a`])).toBe('X thread part 1 allows at most 280 characters; got 281 (account acc_1)');
   });
 
   it('counts Bluesky parts in bytes as well as graphemes', () => {
     expect(check('bluesky', ['👨‍👩‍👧‍👦'.repeat(120)])).toBeNull();
-    expect(check('bluesky', [`${'👨‍👩‍👧‍👦'.repeat(120)}a`])).toBe(
-      'Bluesky thread part 1 allows at most 3000 bytes; got 3001 (account acc_1)',
-    );
+    expect(check('bluesky', [`${'👨‍👩‍👧‍👦'.repeat(120)}a`])).toBe('Bluesky thread part 1 allows at most 3000 bytes; got 3001 (account acc_1)');
   });
 
   it('does not hold the caption to the part limit when parts are given', () => {
@@ -74,15 +78,11 @@ describe('single-element threads (LinkedIn, Facebook)', () => {
   });
 
   it.each(SINGLES)('%s: the element is held to the post limit', (platform, name, max) => {
-    expect(check(platform, ['a'.repeat(max + 1)])).toBe(
-      `${name} thread part 1 allows at most ${max} characters; got ${max + 1} (account acc_1)`,
-    );
+    expect(check(platform, ['a'.repeat(max + 1)])).toBe(`${name} thread part 1 allows at most ${max} characters; got ${max + 1} (account acc_1)`);
   });
 
   it.each(SINGLES)('%s: two elements fail', (platform, name) => {
-    expect(check(platform, ['one', 'two'])).toBe(
-      `${name} thread allows exactly 1 part carrying the full text; got 2 (account acc_1)`,
-    );
+    expect(check(platform, ['one', 'two'])).toBe(`${name} thread allows exactly 1 part carrying the full text; got 2 (account acc_1)`);
   });
 
   it.each(SINGLES)('%s: no element fails', (platform, name) => {
@@ -92,9 +92,7 @@ describe('single-element threads (LinkedIn, Facebook)', () => {
   it.each(SINGLES)('%s: without parts the caption is the single element', (platform, _name, max, subject) => {
     expect(check(platform, null, 'a'.repeat(max))).toBeNull();
     const captionSubject = platform === 'facebook' ? `${subject} thread caption` : `${subject} caption`;
-    expect(check(platform, null, 'a'.repeat(max + 1))).toBe(
-      `${captionSubject} allows at most ${max} characters; got ${max + 1} (account acc_1)`,
-    );
+    expect(check(platform, null, 'a'.repeat(max + 1))).toBe(`${captionSubject} allows at most ${max} characters; got ${max + 1} (account acc_1)`);
   });
 });
 
@@ -109,9 +107,7 @@ describe('thread parts on other post types', () => {
     ['youtube', 'short', 'YouTube short allows no thread parts'],
     ['reddit', 'post', 'Reddit post allows no thread parts'],
   ] as Array<[string, PostType, string]>)('%s %s refuses thread parts', (platform, postType, rule) => {
-    expect(findPlatformViolation([target(platform, postType, { threadParts: ['a', 'b'] })])).toBe(
-      `${rule}; got 2 (account acc_1)`,
-    );
+    expect(findPlatformViolation([target(platform, postType, { threadParts: ['a', 'b'] })])).toBe(`${rule}; got 2 (account acc_1)`);
   });
 
   it('ignores an empty list of parts on other post types', () => {

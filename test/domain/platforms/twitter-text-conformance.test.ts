@@ -19,7 +19,9 @@ const validate = load<{ tests: Record<string, Case<unknown>[]> }>('validate.yml'
 const extract = load<{ tests: Record<string, Case<unknown>[]> }>('extract.yml').tests;
 
 describe('X weighted length against twitter-text (v3 configuration: emoji count 2)', () => {
-  const cases = [...(validate.WeightedTweetsWithDiscountedEmojiCounterTest ?? []), ...(validate.UnicodeDirectionalMarkerCounterTest ?? [])] as Case<{ weightedLength: number }>[];
+  const cases = [...(validate.WeightedTweetsWithDiscountedEmojiCounterTest ?? []), ...(validate.UnicodeDirectionalMarkerCounterTest ?? [])] as Case<{
+    weightedLength: number;
+  }>[];
   it('has the cases', () => expect(cases.length).toBeGreaterThan(20));
   it.each(cases.map((c) => [c.description, c] as const))('%s', (_name, c) => {
     expect(xWeightedLength(c.text)).toBe(c.expected.weightedLength);
@@ -28,7 +30,11 @@ describe('X weighted length against twitter-text (v3 configuration: emoji count 
 
 describe('links X finds, against twitter-text', () => {
   const withIndices = [...(extract.urls_with_indices ?? []), ...(extract.urls_with_directional_markers ?? [])] as Case<{ url: string }[]>[];
-  const cases = [...(extract.urls ?? []), ...(extract.tco_urls_with_params ?? []), ...withIndices.map((c) => ({ ...c, expected: c.expected.map((e) => e.url) }))] as Case<string[]>[];
+  const cases = [
+    ...(extract.urls ?? []),
+    ...(extract.tco_urls_with_params ?? []),
+    ...withIndices.map((c) => ({ ...c, expected: c.expected.map((e) => e.url) })),
+  ] as Case<string[]>[];
   it('has the cases', () => expect(cases.length).toBeGreaterThan(80));
   it.each(cases.map((c) => [c.description, c] as const))('%s', (_name, c) => {
     expect(findXUrls(c.text).map((range) => c.text.slice(range.start, range.end))).toEqual(c.expected);

@@ -1,5 +1,14 @@
 import { TID } from '@atproto/common-web';
-import { ConnectError, type MediaToPublish, type PartToPublish, type PublishedPart, type CredentialPublisher, type PublishHooks, type PublishOutcome, type PublishRequest } from '../../../domain/ports/publisher.js';
+import {
+  ConnectError,
+  type MediaToPublish,
+  type PartToPublish,
+  type PublishedPart,
+  type CredentialPublisher,
+  type PublishHooks,
+  type PublishOutcome,
+  type PublishRequest,
+} from '../../../domain/ports/publisher.js';
 import { failed, Halt, outcomeOfThrown, readMedia } from '../http-outcomes.js';
 import { classify, classifyRefresh, connectError, isTokenError, type Step } from './classify.js';
 import { detectFacets, imageEmbed, type BlobRef, type PostRecord, type StrongRef } from './record.js';
@@ -90,7 +99,10 @@ class PublishRun {
     if (part.media.some((media) => media.kind !== 'image')) throw new Halt(failed('media_error', 'Publishing a video to Bluesky is not supported yet'));
     const images: { media: MediaToPublish; blob: BlobRef }[] = [];
     for (const media of part.media) {
-      const uploaded = await this.#authed<{ blob: BlobRef }>({ method: 'com.atproto.repo.uploadBlob', bytes: { data: await readMedia(media), mime: media.mime } });
+      const uploaded = await this.#authed<{ blob: BlobRef }>({
+        method: 'com.atproto.repo.uploadBlob',
+        bytes: { data: await readMedia(media), mime: media.mime },
+      });
       if (!uploaded.ok) throw this.#halt(uploaded.failure, 'upload');
       images.push({ media, blob: uploaded.data.blob });
     }
@@ -158,7 +170,8 @@ class PublishRun {
       .refreshCredentials(async (current) => {
         const result = await this.xrpc<unknown>({ method: 'com.atproto.server.refreshSession', post: true, token: current.refreshJwt });
         if (!result.ok) throw new Halt(classifyRefresh(result.failure, current.service));
-        if (!isSession(result.data)) throw new Halt(failed('platform_error', `${hostOf(current.service)} answered a session Herald cannot read`, { retryable: true }));
+        if (!isSession(result.data))
+          throw new Halt(failed('platform_error', `${hostOf(current.service)} answered a session Herald cannot read`, { retryable: true }));
         const { handle, accessJwt, refreshJwt } = result.data;
         return { ...current, handle, accessJwt, refreshJwt };
       })
@@ -175,4 +188,3 @@ function isSession(data: unknown): data is Session {
   const { did, handle, accessJwt, refreshJwt } = data as Record<string, unknown>;
   return [did, handle, accessJwt, refreshJwt].every((value) => typeof value === 'string' && value !== '');
 }
-

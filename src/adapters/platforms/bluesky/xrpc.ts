@@ -9,8 +9,7 @@ import { noAnswer, parseJson, type NoAnswer } from '../http-outcomes.js';
 
 export type XrpcFailure =
   /** The service answered with an error status; `error` and `message` come from its JSON body when it sent one. */
-  | { kind: 'http'; status: number; error: string | null; message: string | null; headers: Headers }
-  | NoAnswer;
+  { kind: 'http'; status: number; error: string | null; message: string | null; headers: Headers } | NoAnswer;
 
 export type XrpcResult<T> = { ok: true; data: T } | { ok: false; failure: XrpcFailure };
 

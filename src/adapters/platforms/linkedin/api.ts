@@ -86,11 +86,16 @@ export function linkedInOAuth(api: LinkedInApi): OAuthPlatform {
     async identify(tokens: OAuthTokens) {
       const me = await api<{ sub?: unknown; name?: unknown }>({ method: 'GET', path: '/v2/userinfo', timeoutMs: 30_000 }, tokens.accessToken);
       if (!me.ok) {
-        if (me.failure.kind === 'http' && me.failure.status < 500 && me.failure.status !== 429) throw new ConnectError('invalid_credentials', `LinkedIn refused to say who the member is (${me.failure.status})`);
-        throw new ConnectError('unreachable', me.failure.kind === 'http' ? `LinkedIn answered ${me.failure.status} when asked who the member is` : me.failure.message);
+        if (me.failure.kind === 'http' && me.failure.status < 500 && me.failure.status !== 429)
+          throw new ConnectError('invalid_credentials', `LinkedIn refused to say who the member is (${me.failure.status})`);
+        throw new ConnectError(
+          'unreachable',
+          me.failure.kind === 'http' ? `LinkedIn answered ${me.failure.status} when asked who the member is` : me.failure.message,
+        );
       }
       const { sub, name } = me.data;
-      if (typeof sub !== 'string' || sub === '' || typeof name !== 'string' || name === '') throw new ConnectError('bad_answer', 'LinkedIn answered a member Herald cannot read');
+      if (typeof sub !== 'string' || sub === '' || typeof name !== 'string' || name === '')
+        throw new ConnectError('bad_answer', 'LinkedIn answered a member Herald cannot read');
       // Self-serve apps cannot read a member's vanity name: the name stands in for a handle.
       return { platformUserId: sub, username: name, displayName: name };
     },

@@ -22,14 +22,24 @@ export function duplicateOf(failure: LinkedInFailure): string | null {
 export function classify(failure: LinkedInFailure, step: LinkedInStep, version: string): FailedOutcome {
   const creating = step !== 'media';
   if (failure.kind === 'not_allowed') return failed('system_error', failure.message);
-  if (failure.kind === 'network' || failure.kind === 'too_large') return failed('platform_error', failure.message, { retryable: true, mayHaveCommitted: creating });
+  if (failure.kind === 'network' || failure.kind === 'too_large')
+    return failed('platform_error', failure.message, { retryable: true, mayHaveCommitted: creating });
   const { status, body } = failure;
   const said = linkedInMessage(body);
   const because = said === null ? `LinkedIn answered ${status}` : `LinkedIn: ${said}`;
-  if (status === 401) return failed('auth_expired', 'LinkedIn refused the access token (expired or revoked); connect the account again', { credentialsRevoked: true });
-  if (status === 403) return failed('auth_expired', `LinkedIn refused the app for this member (${said ?? 'not enough permissions'}); connect the account again`, { credentialsRevoked: true });
-  if (status === 426) return failed('system_error', `LinkedIn no longer serves API version ${version}; the operator must set HERALD_LINKEDIN_VERSION to a current one (YYYYMM)`);
-  if (status === 429) return failed('rate_limited', "LinkedIn's daily limit for this app or member is reached; it resets at midnight UTC", { retryable: true, retryAfter: nextMidnightUtc() });
+  if (status === 401)
+    return failed('auth_expired', 'LinkedIn refused the access token (expired or revoked); connect the account again', { credentialsRevoked: true });
+  if (status === 403)
+    return failed('auth_expired', `LinkedIn refused the app for this member (${said ?? 'not enough permissions'}); connect the account again`, {
+      credentialsRevoked: true,
+    });
+  if (status === 426)
+    return failed('system_error', `LinkedIn no longer serves API version ${version}; the operator must set HERALD_LINKEDIN_VERSION to a current one (YYYYMM)`);
+  if (status === 429)
+    return failed('rate_limited', "LinkedIn's daily limit for this app or member is reached; it resets at midnight UTC", {
+      retryable: true,
+      retryAfter: nextMidnightUtc(),
+    });
   if (status >= 500) return failed('platform_error', because, { retryable: true, mayHaveCommitted: creating });
   if (duplicateOf(failure) !== null) return failed('user_content', `LinkedIn refused a duplicate of an earlier post (${duplicateOf(failure)})`);
   return failed(step === 'media' ? 'media_error' : 'user_content', because);

@@ -1,5 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { MediaToPublish, PartToPublish, PublishedPart, Publisher, PublishHooks, PublishOutcome, PublishRequest, Reconciliation } from '../../../domain/ports/publisher.js';
+import type {
+  MediaToPublish,
+  PartToPublish,
+  PublishedPart,
+  Publisher,
+  PublishHooks,
+  PublishOutcome,
+  PublishRequest,
+  Reconciliation,
+} from '../../../domain/ports/publisher.js';
 import { failed, Halt, outcomeOfThrown, readMedia, type FailedOutcome } from '../http-outcomes.js';
 import type { OAuthTokens } from '../oauth.js';
 import { createLinkedInApi, type LinkedInResult } from './api.js';
@@ -42,7 +51,12 @@ export function createLinkedInPublisher(options: Options): Publisher<LinkedInCre
      * A comment in doubt cannot be told apart from a new one: a person decides.
      */
     async reconcile(request, part): Promise<Reconciliation> {
-      if (part.index > 0) return { kind: 'cannot_tell', message: 'LinkedIn cannot be asked whether an earlier attempt added this comment; check the post, then retry with includeUnknown=true if it is not there' };
+      if (part.index > 0)
+        return {
+          kind: 'cannot_tell',
+          message:
+            'LinkedIn cannot be asked whether an earlier attempt added this comment; check the post, then retry with includeUnknown=true if it is not there',
+        };
       const expired = expiredToken(request);
       if (expired !== null) return { kind: 'cannot_tell', message: expired.message };
       const progress = parseProgress(part.progress);
@@ -53,7 +67,12 @@ export function createLinkedInPublisher(options: Options): Publisher<LinkedInCre
       const duplicate = sent.failure.kind === 'http' ? duplicateOf(sent.failure) : null;
       if (duplicate !== null) return { kind: 'found', part: postPart(duplicate) };
       const outcome = classifyStep(sent.failure, 'post');
-      return outcome.retryable ? { kind: 'unanswered', message: outcome.message } : { kind: 'cannot_tell', message: `LinkedIn could not confirm whether an earlier attempt published this (${outcome.message}); check the member's posts` };
+      return outcome.retryable
+        ? { kind: 'unanswered', message: outcome.message }
+        : {
+            kind: 'cannot_tell',
+            message: `LinkedIn could not confirm whether an earlier attempt published this (${outcome.message}); check the member's posts`,
+          };
     },
 
     async publish(request, hooks): Promise<PublishOutcome> {
@@ -100,7 +119,11 @@ export function createLinkedInPublisher(options: Options): Publisher<LinkedInCre
   };
 
   /** Sends the post: the escaped commentary, and the media's URNs with their alt texts. */
-  async function createPost(request: PublishRequest<LinkedInCredentials>, part: PartToPublish, urns: string[]): Promise<{ ok: true; part: PublishedPart } | { ok: false; failure: Extract<LinkedInResult<unknown>, { ok: false }>['failure'] }> {
+  async function createPost(
+    request: PublishRequest<LinkedInCredentials>,
+    part: PartToPublish,
+    urns: string[],
+  ): Promise<{ ok: true; part: PublishedPart } | { ok: false; failure: Extract<LinkedInResult<unknown>, { ok: false }>['failure'] }> {
     const media = urns.map((id, i) => ({ id, altText: part.media[i]?.altText ?? undefined }));
     const content = media.length === 0 ? {} : media.length === 1 ? { content: { media: media[0] } } : { content: { multiImage: { images: media } } };
     const sent = await api(
@@ -122,7 +145,8 @@ export function createLinkedInPublisher(options: Options): Publisher<LinkedInCre
     );
     if (!sent.ok) return sent;
     const urn = sent.headers.get('x-restli-id');
-    if (urn === null || !/^urn:li:(share|ugcPost):[0-9]+$/.test(urn)) return { ok: false, failure: { kind: 'network', message: 'LinkedIn answered a post without its URN' } };
+    if (urn === null || !/^urn:li:(share|ugcPost):[0-9]+$/.test(urn))
+      return { ok: false, failure: { kind: 'network', message: 'LinkedIn answered a post without its URN' } };
     return { ok: true, part: postPart(urn) };
   }
 
@@ -130,7 +154,11 @@ export function createLinkedInPublisher(options: Options): Publisher<LinkedInCre
    * The part's media URNs, uploaded once: recorded as its progress before the post is sent. A
    * video LinkedIn is still processing leaves the outcome pending.
    */
-  async function mediaOf(request: PublishRequest<LinkedInCredentials>, part: PartToPublish, hooks: PublishHooks<LinkedInCredentials>): Promise<string[] | PublishOutcome> {
+  async function mediaOf(
+    request: PublishRequest<LinkedInCredentials>,
+    part: PartToPublish,
+    hooks: PublishHooks<LinkedInCredentials>,
+  ): Promise<string[] | PublishOutcome> {
     let progress = parseProgress(part.progress);
     if (progress === null) {
       const urns: string[] = [];
@@ -140,7 +168,10 @@ export function createLinkedInPublisher(options: Options): Publisher<LinkedInCre
     }
     if (!progress.video) return progress.urns;
     const urn = progress.urns[0] ?? '';
-    const video = await api<{ status?: unknown }>({ method: 'GET', path: `/rest/videos/${encodeURIComponent(urn)}`, timeoutMs }, request.credentials.accessToken);
+    const video = await api<{ status?: unknown }>(
+      { method: 'GET', path: `/rest/videos/${encodeURIComponent(urn)}`, timeoutMs },
+      request.credentials.accessToken,
+    );
     if (!video.ok) return classifyStep(video.failure, 'media');
     if (video.data.status === 'AVAILABLE') return progress.urns;
     if (video.data.status === 'PROCESSING_FAILED') {
@@ -159,7 +190,8 @@ export function createLinkedInPublisher(options: Options): Publisher<LinkedInCre
     );
     if (!started.ok) throw new Halt(classifyStep(started.failure, 'media'));
     const { uploadUrl, image } = started.data.value ?? {};
-    if (typeof uploadUrl !== 'string' || typeof image !== 'string') throw new Halt(failed('platform_error', 'LinkedIn answered an image upload Herald cannot read', { retryable: true }));
+    if (typeof uploadUrl !== 'string' || typeof image !== 'string')
+      throw new Halt(failed('platform_error', 'LinkedIn answered an image upload Herald cannot read', { retryable: true }));
     const put = await api({ method: 'PUT', path: uploadUrl, bytes: await readMedia(media), timeoutMs: timeoutMs * 4 }, token);
     if (!put.ok) throw new Halt(classifyStep(put.failure, 'media'));
     return image;
@@ -179,17 +211,35 @@ export function createLinkedInPublisher(options: Options): Publisher<LinkedInCre
     if (!started.ok) throw new Halt(classifyStep(started.failure, 'media'));
     const { video, uploadToken, uploadInstructions } = started.data.value ?? {};
     const parts = Array.isArray(uploadInstructions) ? uploadInstructions.filter(isInstruction) : [];
-    if (typeof video !== 'string' || typeof uploadToken !== 'string' || parts.length === 0) throw new Halt(failed('platform_error', 'LinkedIn answered a video upload Herald cannot read', { retryable: true }));
+    if (typeof video !== 'string' || typeof uploadToken !== 'string' || parts.length === 0)
+      throw new Halt(failed('platform_error', 'LinkedIn answered a video upload Herald cannot read', { retryable: true }));
     // Each range to its own URL, in order, as LinkedIn split the file; the ETags prove the parts.
     const etags: string[] = [];
     for (const part of parts) {
-      const put = await api({ method: 'PUT', path: part.uploadUrl, bytes: await readMedia(media, { start: part.firstByte, end: part.lastByte }), anonymous: true, timeoutMs: timeoutMs * 4 }, token);
+      const put = await api(
+        {
+          method: 'PUT',
+          path: part.uploadUrl,
+          bytes: await readMedia(media, { start: part.firstByte, end: part.lastByte }),
+          anonymous: true,
+          timeoutMs: timeoutMs * 4,
+        },
+        token,
+      );
       if (!put.ok) throw new Halt(classifyStep(put.failure, 'media'));
       const etag = put.headers.get('etag');
       if (etag === null) throw new Halt(failed('platform_error', 'LinkedIn answered a video part without its ETag', { retryable: true }));
       etags.push(etag);
     }
-    const finished = await api({ method: 'POST', path: '/rest/videos?action=finalizeUpload', json: { finalizeUploadRequest: { video, uploadToken, uploadedPartIds: etags } }, timeoutMs }, token);
+    const finished = await api(
+      {
+        method: 'POST',
+        path: '/rest/videos?action=finalizeUpload',
+        json: { finalizeUploadRequest: { video, uploadToken, uploadedPartIds: etags } },
+        timeoutMs,
+      },
+      token,
+    );
     if (!finished.ok) throw new Halt(classifyStep(finished.failure, 'media'));
     return video;
   }
@@ -212,7 +262,9 @@ function postPart(urn: string): PublishedPart {
 function expiredToken(request: PublishRequest<LinkedInCredentials>): FailedOutcome | null {
   const { expiresAt } = request.credentials;
   if (expiresAt === null || Date.parse(expiresAt) > request.now.getTime()) return null;
-  return failed('auth_expired', `LinkedIn's access token for this account ended on ${expiresAt.slice(0, 10)}; connect the account again`, { credentialsRevoked: true });
+  return failed('auth_expired', `LinkedIn's access token for this account ended on ${expiresAt.slice(0, 10)}; connect the account again`, {
+    credentialsRevoked: true,
+  });
 }
 
 interface Instruction {
@@ -235,6 +287,7 @@ interface MediaProgress {
 function parseProgress(progress: string | null): MediaProgress | null {
   if (progress === null) return null;
   const parsed = JSON.parse(progress) as Partial<MediaProgress>;
-  return Array.isArray(parsed.urns) && typeof parsed.video === 'boolean' ? { urns: parsed.urns.filter((u): u is string => typeof u === 'string'), video: parsed.video } : null;
+  return Array.isArray(parsed.urns) && typeof parsed.video === 'boolean'
+    ? { urns: parsed.urns.filter((u): u is string => typeof u === 'string'), video: parsed.video }
+    : null;
 }
-

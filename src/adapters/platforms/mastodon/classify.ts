@@ -18,7 +18,8 @@ export function classify(failure: RestFailure, step: Step, instance: string): Fa
   const message = failure.error ?? `${hostOf(instance)} answered ${failure.status}`;
   if (failure.status === 429) return failed('rate_limited', message, { retryable: true, retryAfter: resetOf(failure.headers) });
   if (failure.status >= 500 || failure.status < 400) return failed('platform_error', message, { retryable: true, mayHaveCommitted });
-  if (failure.status === 401) return failed('auth_expired', `Mastodon refused the access token: ${message}; reconnect the account`, { credentialsRevoked: true });
+  if (failure.status === 401)
+    return failed('auth_expired', `Mastodon refused the access token: ${message}; reconnect the account`, { credentialsRevoked: true });
   // A suspended, disabled or unapproved account: a person must act on the instance, a new token would not help.
   if (failure.status === 403) return failed('auth_expired', message);
   if (failure.status === 413 || step === 'media') return failed('media_error', message);

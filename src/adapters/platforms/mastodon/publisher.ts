@@ -65,7 +65,12 @@ export function createMastodonPublisher(options: Options): CredentialPublisher<M
       if (!me.ok) throw connectError(me.failure, instance);
       const { id, acct, username, display_name: displayName } = me.data;
       const handle = typeof acct === 'string' && acct !== '' ? acct : username;
-      if (typeof id !== 'string' || id === '' || typeof handle !== 'string' || (displayName !== undefined && displayName !== null && typeof displayName !== 'string')) {
+      if (
+        typeof id !== 'string' ||
+        id === '' ||
+        typeof handle !== 'string' ||
+        (displayName !== undefined && displayName !== null && typeof displayName !== 'string')
+      ) {
         throw new ConnectError('bad_answer', `${hostOf(instance)} answered an account Herald cannot read (id, acct and display_name must be text)`);
       }
       return {
@@ -91,10 +96,17 @@ export function createMastodonPublisher(options: Options): CredentialPublisher<M
       const keyHolds = request.now.getTime() - request.firstAttemptAt.getTime() < IDEMPOTENCY_WINDOW_MS;
       const cannotTell = `An earlier attempt may have published this on ${hostOf(instance)}, and the instance no longer remembers it (idempotency keys last an hour); check the account, then retry with includeUnknown=true if it is not there`;
       const accountId = (request.account.platformUserId ?? '').split('@')[0] ?? '';
-      const listed = await rest<unknown[]>({ method: 'GET', path: `/api/v1/accounts/${encodeURIComponent(accountId)}/statuses?limit=${TIMELINE_PAGE}&exclude_reblogs=true`, timeoutMs });
+      const listed = await rest<unknown[]>({
+        method: 'GET',
+        path: `/api/v1/accounts/${encodeURIComponent(accountId)}/statuses?limit=${TIMELINE_PAGE}&exclude_reblogs=true`,
+        timeoutMs,
+      });
       if (!listed.ok) {
         if (keyHolds) return { kind: 'absent' };
-        const transient = listed.failure.kind === 'network' || listed.failure.kind === 'too_large' || (listed.failure.kind === 'http' && (listed.failure.status >= 500 || listed.failure.status === 429));
+        const transient =
+          listed.failure.kind === 'network' ||
+          listed.failure.kind === 'too_large' ||
+          (listed.failure.kind === 'http' && (listed.failure.status >= 500 || listed.failure.status === 429));
         return transient ? { kind: 'unanswered', message: classify(listed.failure, 'media', instance).message } : { kind: 'cannot_tell', message: cannotTell };
       }
       const statuses = listed.data.filter(isListedStatus);
@@ -124,7 +136,11 @@ export function createMastodonPublisher(options: Options): CredentialPublisher<M
           const status = await rest<Status>({
             method: 'POST',
             path: '/api/v1/statuses',
-            json: { status: part.text, ...(media.length > 0 ? { media_ids: media } : {}), ...(parent === undefined ? {} : { in_reply_to_id: parent.platformPostId }) },
+            json: {
+              status: part.text,
+              ...(media.length > 0 ? { media_ids: media } : {}),
+              ...(parent === undefined ? {} : { in_reply_to_id: parent.platformPostId }),
+            },
             headers: { 'idempotency-key': part.material.key },
             timeoutMs,
           });
@@ -149,7 +165,13 @@ export function createMastodonPublisher(options: Options): CredentialPublisher<M
    * processing: their ids are recorded as the part's progress and the outcome is pending, looked
    * at again at the instance's pace (masto.js asks every second), never waited for in a loop.
    */
-  async function mediaOf(rest: Rest, part: PartToPublish, now: Date, hooks: PublishHooks<MastodonCredentials>, instance: string): Promise<string[] | PublishOutcome> {
+  async function mediaOf(
+    rest: Rest,
+    part: PartToPublish,
+    now: Date,
+    hooks: PublishHooks<MastodonCredentials>,
+    instance: string,
+  ): Promise<string[] | PublishOutcome> {
     const progress = parseProgress(part.progress);
     if (progress === null) {
       const ids: string[] = [];
@@ -171,7 +193,9 @@ export function createMastodonPublisher(options: Options): CredentialPublisher<M
       if (now.getTime() - progress.since < mediaTimeoutMs) return { kind: 'pending', checkAfterMs: pollMs };
       // Given up: a retry uploads the media again rather than waiting on these.
       await hooks.partProgressed(part.index, null);
-      return failed('platform_error', `${hostOf(instance)} did not finish processing media ${id} in ${Math.round(mediaTimeoutMs / 1000)} s`, { retryable: true });
+      return failed('platform_error', `${hostOf(instance)} did not finish processing media ${id} in ${Math.round(mediaTimeoutMs / 1000)} s`, {
+        retryable: true,
+      });
     }
     return progress.mediaIds;
   }
@@ -203,7 +227,13 @@ interface ListedStatus {
 function isListedStatus(value: unknown): value is ListedStatus {
   if (typeof value !== 'object' || value === null) return false;
   const s = value as Record<string, unknown>;
-  return typeof s.id === 'string' && typeof s.created_at === 'string' && typeof s.content === 'string' && (s.in_reply_to_id === null || typeof s.in_reply_to_id === 'string') && (s.url === null || typeof s.url === 'string');
+  return (
+    typeof s.id === 'string' &&
+    typeof s.created_at === 'string' &&
+    typeof s.content === 'string' &&
+    (s.in_reply_to_id === null || typeof s.in_reply_to_id === 'string') &&
+    (s.url === null || typeof s.url === 'string')
+  );
 }
 
 /** A status's HTML as the text it was posted from, near enough to compare: tags dropped, entities read, spaces collapsed. */
@@ -232,7 +262,6 @@ function parseProgress(progress: string | null): MediaProgress | null {
   const parsed = JSON.parse(progress) as MediaProgress;
   return Array.isArray(parsed.mediaIds) && typeof parsed.since === 'number' ? parsed : null;
 }
-
 
 /**
  * An account id is only unique on its instance (small instances number accounts from 1), so the

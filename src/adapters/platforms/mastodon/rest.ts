@@ -9,8 +9,7 @@ import { noAnswer, parseJson, type NoAnswer } from '../http-outcomes.js';
 
 export type RestFailure =
   /** The instance answered with an error status; `error` is its JSON body's message when it sent one. */
-  | { kind: 'http'; status: number; error: string | null; headers: Headers }
-  | NoAnswer;
+  { kind: 'http'; status: number; error: string | null; headers: Headers } | NoAnswer;
 
 export type RestResult<T> = { ok: true; status: number; data: T } | { ok: false; failure: RestFailure };
 
@@ -41,11 +40,18 @@ export function createRest(fetch: typeof globalThis.fetch, instance: string, acc
       body = call.form;
     }
     try {
-      const response = await fetch(`${base}${call.path}`, { method: call.method, headers, body, redirect: 'error', signal: AbortSignal.timeout(call.timeoutMs) });
+      const response = await fetch(`${base}${call.path}`, {
+        method: call.method,
+        headers,
+        body,
+        redirect: 'error',
+        signal: AbortSignal.timeout(call.timeoutMs),
+      });
       const text = await readBoundedText(response, ANSWER_LIMIT_BYTES);
       const parsed = parseJson(text);
       if (response.ok && parsed !== undefined) return { ok: true, status: response.status, data: parsed as T };
-      const error = typeof parsed === 'object' && parsed !== null && typeof (parsed as { error?: unknown }).error === 'string' ? (parsed as { error: string }).error : null;
+      const error =
+        typeof parsed === 'object' && parsed !== null && typeof (parsed as { error?: unknown }).error === 'string' ? (parsed as { error: string }).error : null;
       return { ok: false, failure: { kind: 'http', status: response.status, error, headers: response.headers } };
     } catch (thrown) {
       return { ok: false, failure: noAnswer(thrown, host) };

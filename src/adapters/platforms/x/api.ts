@@ -23,8 +23,7 @@ const ANSWER_LIMIT_BYTES = 2 * 1024 * 1024;
 
 export type XFailure =
   /** X answered an error status; `body` is its parsed JSON, when it sent JSON. */
-  | { kind: 'http'; status: number; body: unknown; headers: Headers }
-  | NoAnswer;
+  { kind: 'http'; status: number; body: unknown; headers: Headers } | NoAnswer;
 
 export type XResult<T> = { ok: true; status: number; data: T; headers: Headers } | { ok: false; failure: XFailure };
 
@@ -52,7 +51,13 @@ export function createXApi(fetch: typeof globalThis.fetch, baseUrl: string | und
       body = call.form;
     }
     try {
-      const response = await fetch(`${origin}${call.path}`, { method: call.method, headers, body, redirect: 'error', signal: AbortSignal.timeout(call.timeoutMs) });
+      const response = await fetch(`${origin}${call.path}`, {
+        method: call.method,
+        headers,
+        body,
+        redirect: 'error',
+        signal: AbortSignal.timeout(call.timeoutMs),
+      });
       const text = await readBoundedText(response, ANSWER_LIMIT_BYTES);
       const parsed = text === '' ? {} : parseJson(text);
       if (response.ok && parsed !== undefined) return { ok: true, status: response.status, data: parsed as T, headers: response.headers };
@@ -72,10 +77,17 @@ export function xOAuth(api: XApi): OAuthPlatform {
     pkce: true,
     clientAuth: 'basic',
     async identify(tokens: OAuthTokens) {
-      const me = await api<{ data?: { id?: unknown; username?: unknown; name?: unknown } }>({ method: 'GET', path: '/2/users/me', timeoutMs: 30_000 }, tokens.accessToken);
+      const me = await api<{ data?: { id?: unknown; username?: unknown; name?: unknown } }>(
+        { method: 'GET', path: '/2/users/me', timeoutMs: 30_000 },
+        tokens.accessToken,
+      );
       if (!me.ok) {
-        if (me.failure.kind === 'http' && me.failure.status < 500 && me.failure.status !== 429) throw new ConnectError('invalid_credentials', `X refused to say who the account is (${me.failure.status})`);
-        throw new ConnectError('unreachable', me.failure.kind === 'http' ? `X answered ${me.failure.status} when asked who the account is` : me.failure.message);
+        if (me.failure.kind === 'http' && me.failure.status < 500 && me.failure.status !== 429)
+          throw new ConnectError('invalid_credentials', `X refused to say who the account is (${me.failure.status})`);
+        throw new ConnectError(
+          'unreachable',
+          me.failure.kind === 'http' ? `X answered ${me.failure.status} when asked who the account is` : me.failure.message,
+        );
       }
       const { id, username, name } = me.data.data ?? {};
       if (typeof id !== 'string' || typeof username !== 'string') throw new ConnectError('bad_answer', 'X answered an account Herald cannot read');

@@ -43,13 +43,17 @@ export function isDuplicate(failure: XFailure): boolean {
 export function classify(failure: XFailure, step: XStep): FailedOutcome {
   const posting = step === 'post';
   if (failure.kind === 'not_allowed') return failed('system_error', failure.message);
-  if (failure.kind === 'network' || failure.kind === 'too_large') return failed('platform_error', failure.message, { retryable: true, mayHaveCommitted: posting });
+  if (failure.kind === 'network' || failure.kind === 'too_large')
+    return failed('platform_error', failure.message, { retryable: true, mayHaveCommitted: posting });
   const { status, body, headers } = failure;
   const said = xMessage(body);
   const because = said === null ? `X answered ${status}` : `X: ${said}`;
   if (status === 401) return failed('auth_expired', 'X refused the access token; connect the account again', { credentialsRevoked: true });
   if (status === 402) {
-    return failed('platform_error', "X refused the call: the operator's X developer account has no credits left (CreditsDepleted); buy credits in the X developer console, then retry the post");
+    return failed(
+      'platform_error',
+      "X refused the call: the operator's X developer account has no credits left (CreditsDepleted); buy credits in the X developer console, then retry the post",
+    );
   }
   if (status === 429) {
     const capped = problemTitle(body) === 'UsageCapExceeded' || /usage-capped/.test(JSON.stringify(body ?? ''));
@@ -60,7 +64,9 @@ export function classify(failure: XFailure, step: XStep): FailedOutcome {
   if (status === 403) {
     if (/Authenticating with Unknown is forbidden/i.test(said ?? '')) return failed('platform_error', because, { retryable: true });
     if (problemTitle(body) === 'Client Forbidden' || /client-forbidden/.test(JSON.stringify(body ?? ''))) {
-      return failed('auth_expired', 'X refused the app for this account (missing scopes or app access); connect the account again', { credentialsRevoked: true });
+      return failed('auth_expired', 'X refused the app for this account (missing scopes or app access); connect the account again', {
+        credentialsRevoked: true,
+      });
     }
     return failed('user_content', isDuplicate(failure) ? 'X refused a duplicate of an earlier post' : because);
   }

@@ -1,5 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { MediaToPublish, PartToPublish, PublishedPart, Publisher, PublishHooks, PublishOutcome, PublishRequest, Reconciliation } from '../../../domain/ports/publisher.js';
+import type {
+  MediaToPublish,
+  PartToPublish,
+  PublishedPart,
+  Publisher,
+  PublishHooks,
+  PublishOutcome,
+  PublishRequest,
+  Reconciliation,
+} from '../../../domain/ports/publisher.js';
 import { chunkRanges, uploadInChunks } from '../chunked-upload.js';
 import { failed, Halt, outcomeOfThrown, readMedia, type FailedOutcome } from '../http-outcomes.js';
 import { OAuthRefusal, type OAuthClient, type OAuthTokens } from '../oauth.js';
@@ -36,7 +45,8 @@ const TIMELINE_PAGE = 100;
 export function createXPublisher(options: Options): Publisher<XCredentials> {
   const api = createXApi(options.fetch, options.baseUrl);
   const timeoutMs = options.requestTimeoutMs ?? 30_000;
-  const session = (request: PublishRequest<XCredentials>, hooks: PublishHooks<XCredentials>) => new Session(api, options.oauth, request.credentials, hooks, request.now);
+  const session = (request: PublishRequest<XCredentials>, hooks: PublishHooks<XCredentials>) =>
+    new Session(api, options.oauth, request.credentials, hooks, request.now);
 
   return {
     newPartMaterial: (now) => ({ key: randomUUID(), createdAt: now.toISOString() }),
@@ -63,7 +73,9 @@ export function createXPublisher(options: Options): Publisher<XCredentials> {
       }
       if (!listed.ok) {
         const outcome = classify(listed.failure, 'read');
-        return outcome.retryable ? { kind: 'unanswered', message: outcome.message } : { kind: 'cannot_tell', message: `X could not be asked whether an earlier attempt published this (${outcome.message}); check the account` };
+        return outcome.retryable
+          ? { kind: 'unanswered', message: outcome.message }
+          : { kind: 'cannot_tell', message: `X could not be asked whether an earlier attempt published this (${outcome.message}); check the account` };
       }
       const posts = (listed.data.data ?? []).filter(isListedPost);
       const parent = request.parts.find((p) => p.index === part.index - 1)?.published?.platformPostId ?? null;
@@ -73,7 +85,11 @@ export function createXPublisher(options: Options): Publisher<XCredentials> {
         .sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at))[0];
       if (match !== undefined) return { kind: 'found', part: published(request, match.id) };
       if (posts.length < TIMELINE_PAGE) return { kind: 'absent' };
-      return { kind: 'cannot_tell', message: 'The account has posted too much since the attempt to tell whether X holds this post; check the account, then retry with includeUnknown=true if it is not there' };
+      return {
+        kind: 'cannot_tell',
+        message:
+          'The account has posted too much since the attempt to tell whether X holds this post; check the account, then retry with includeUnknown=true if it is not there',
+      };
     },
 
     async publish(request, hooks): Promise<PublishOutcome> {
@@ -96,7 +112,8 @@ export function createXPublisher(options: Options): Publisher<XCredentials> {
           const created = await x.call<{ data?: { id?: unknown } }>({ method: 'POST', path: '/2/tweets', json: body, timeoutMs });
           if (!created.ok) return classify(created.failure, 'post');
           const id = created.data.data?.id;
-          if (typeof id !== 'string' || !/^[0-9]{1,25}$/.test(id)) return failed('platform_error', 'X answered a post Herald cannot read', { retryable: true, mayHaveCommitted: true });
+          if (typeof id !== 'string' || !/^[0-9]{1,25}$/.test(id))
+            return failed('platform_error', 'X answered a post Herald cannot read', { retryable: true, mayHaveCommitted: true });
           const result = published(request, id);
           await hooks.partPublished(part.index, result);
           done.push(result);
@@ -209,7 +226,8 @@ class Session {
   ) {}
 
   async call<T>(call: XCall): Promise<XResult<T>> {
-    if (this.credentials.expiresAt !== null && Date.parse(this.credentials.expiresAt) - this.now.getTime() < REFRESH_MARGIN_MS && !this.#refreshed) await this.refresh();
+    if (this.credentials.expiresAt !== null && Date.parse(this.credentials.expiresAt) - this.now.getTime() < REFRESH_MARGIN_MS && !this.#refreshed)
+      await this.refresh();
     const result = await this.api<T>(call, this.credentials.accessToken);
     if (result.ok || result.failure.kind !== 'http' || result.failure.status !== 401 || this.#refreshed) return result;
     await this.refresh();
@@ -219,10 +237,14 @@ class Session {
   private async refresh(): Promise<void> {
     this.#refreshed = true;
     const oauth = this.oauth;
-    if (oauth === undefined) throw new Halt(failed('auth_expired', 'X is not configured on this server (HERALD_X_CLIENT_ID, HERALD_X_CLIENT_SECRET), so the access token cannot be refreshed'));
+    if (oauth === undefined)
+      throw new Halt(
+        failed('auth_expired', 'X is not configured on this server (HERALD_X_CLIENT_ID, HERALD_X_CLIENT_SECRET), so the access token cannot be refreshed'),
+      );
     this.credentials = await this.hooks
       .refreshCredentials(async (current) => {
-        if (current.refreshToken === null) throw new Halt(failed('auth_expired', 'X gave no refresh token for this account; connect it again', { credentialsRevoked: true }));
+        if (current.refreshToken === null)
+          throw new Halt(failed('auth_expired', 'X gave no refresh token for this account; connect it again', { credentialsRevoked: true }));
         try {
           return await oauth.refresh(current.refreshToken);
         } catch (error) {
@@ -261,7 +283,12 @@ interface ListedPost {
 function isListedPost(value: unknown): value is ListedPost {
   if (typeof value !== 'object' || value === null) return false;
   const post = value as Record<string, unknown>;
-  return typeof post.id === 'string' && typeof post.text === 'string' && typeof post.created_at === 'string' && (post.referenced_tweets === undefined || Array.isArray(post.referenced_tweets));
+  return (
+    typeof post.id === 'string' &&
+    typeof post.text === 'string' &&
+    typeof post.created_at === 'string' &&
+    (post.referenced_tweets === undefined || Array.isArray(post.referenced_tweets))
+  );
 }
 
 function repliedTo(post: ListedPost): string | null {
@@ -288,4 +315,3 @@ function parseProgress(progress: string | null): VideoProgress | null {
   const parsed = JSON.parse(progress) as Partial<VideoProgress>;
   return typeof parsed.mediaId === 'string' ? { mediaId: parsed.mediaId } : null;
 }
-

@@ -1,14 +1,7 @@
 // Small constructors for the table files: they only fill in the nulls and empty lists a
 // rule leaves out, so each platform file states just its own numbers.
 
-import type {
-  ImageRules,
-  LengthLimit,
-  MimeOverride,
-  NumberRange,
-  TextRules,
-  VideoRules,
-} from '../types.js';
+import type { ImageRules, LengthLimit, MimeOverride, NumberRange, TextRules, VideoRules } from '../types.js';
 
 /** Decimal units: the reference reads an undefined "MB" as 1,000,000 bytes (the stricter reading). */
 export const KB = 1_000;
