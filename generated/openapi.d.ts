@@ -252,7 +252,9 @@ export interface paths {
          * Disconnect an account
          * @description Disconnects one of the caller's own accounts, or an account of an organization the caller
          *     is an owner of: it leaves the account list, its stored credentials are erased, and it can
-         *     no longer be targeted. Nothing is removed from the platform. A target of this account that
+         *     no longer be targeted. Nothing is removed from the platform. Where the platform offers
+         *     revocation (X, LinkedIn), Herald then revokes the tokens it held, best effort: the answer
+         *     does not wait for the platform. A target of this account that
          *     has not yet been published fails with category `auth_expired`; a publication already
          *     under way finishes and is recorded.
          *
@@ -847,6 +849,27 @@ export interface webhooks {
          *     body, and deduplicate by `webhook-id`; answer with any 2xx status within 10 seconds.
          */
         post: operations["accountNeedsReconnectEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "account.connected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An account was connected
+         * @description Sent to endpoints subscribed to `account.connected`. Verify `webhook-signature` before trusting the
+         *     body, and deduplicate by `webhook-id`; answer with any 2xx status within 10 seconds.
+         */
+        post: operations["accountConnectedEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1745,7 +1768,7 @@ export interface components {
          * @description An event type an endpoint can subscribe to (see **Webhooks** above).
          * @enum {string}
          */
-        WebhookEventType: "post.published" | "post.partial" | "post.failed" | "target.published" | "target.failed" | "target.unknown" | "account.needs_reconnect" | "ping";
+        WebhookEventType: "post.published" | "post.partial" | "post.failed" | "target.published" | "target.failed" | "target.unknown" | "account.needs_reconnect" | "account.connected" | "ping";
         /** @description The event types to send to the endpoint. `ping` is always sent by `testWebhook`, whether listed or not. */
         WebhookEventTypes: components["schemas"]["WebhookEventType"][];
         /**
@@ -1906,11 +1929,15 @@ export interface components {
                 target: components["schemas"]["PostTarget"];
             };
         };
-        /** @description The platform refused an account's credentials for good; `data` is the account as `listAccounts` shows it. */
+        /**
+         * @description An account event: `account.needs_reconnect` (the platform refused its credentials for good) or
+         *     `account.connected` (a live account was connected or reconnected); `data` is the account as
+         *     `listAccounts` shows it.
+         */
         AccountEvent: {
             id: components["schemas"]["EventId"];
             /** @enum {string} */
-            type: "account.needs_reconnect";
+            type: "account.needs_reconnect" | "account.connected";
             timestamp: components["schemas"]["EventTimestamp"];
             data: components["schemas"]["Account"];
         };
@@ -3836,6 +3863,46 @@ export interface operations {
         };
     };
     accountNeedsReconnectEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`); the same on every attempt. Deduplicate by it. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description Unix seconds when this attempt was sent; refuse values more than five minutes from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description One or two space-separated signatures, each `v1,` and the base64 HMAC-SHA256 of
+                 *     `{webhook-id}.{webhook-timestamp}.{body}` keyed with the secret's bytes; two while a
+                 *     rotated-out secret still signs.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountEvent"];
+            };
+        };
+        responses: {
+            /** @description Received; Herald will not send this event to the endpoint again. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 seconds, is retried with backoff. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    accountConnectedEvent: {
         parameters: {
             query?: never;
             header: {

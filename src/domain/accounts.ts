@@ -8,7 +8,8 @@ import {
 } from '../db/queries/accounts.js';
 import type { Database } from '../db/schema.js';
 import type { Account, AccountList } from './api-types.js';
-import { DomainError } from './errors.js';
+import type { Dependencies } from './dependencies.js';
+import { DomainError, errorName } from './errors.js';
 import { isWellFormedId, newId } from './ids.js';
 import { isKnownPlatform, platformRules } from './platforms/index.js';
 import { requireStorableText } from './text.js';
@@ -37,11 +38,34 @@ export function toAccountView(row: ReachableAccount): Account {
  * member may post to it but not disconnect it (the operator always can, with the CLI). An account
  * the user cannot post to at all is not found.
  */
-export async function disconnectAccountOf(db: Kysely<Database>, userId: string, id: string, now: Date): Promise<void> {
-  const access = isWellFormedId('acc', id) ? await selectAccountAccess(db, userId, id) : undefined;
+export async function disconnectAccountOf(
+  deps: Pick<Dependencies, 'db' | 'vault' | 'oauth' | 'log'>,
+  userId: string,
+  id: string,
+  now: Date,
+): Promise<{ revoked: Promise<void> }> {
+  const access = isWellFormedId('acc', id) ? await selectAccountAccess(deps.db, userId, id) : undefined;
   if (access === undefined) throw new DomainError('not_found', ACCOUNT_NOT_FOUND);
   if (access.owner_org_id !== null && access.role !== 'owner') throw new DomainError('forbidden', ONLY_OWNERS_DISCONNECT);
-  await setDisconnected(db, id, now);
+  const done = await setDisconnected(deps.db, id, now);
+  return { revoked: revokeErased(deps, done?.erased ?? null) };
+}
+
+/**
+ * Revokes the credentials a disconnect erased, at the platforms that offer revocation: best
+ * effort, after the disconnect has committed; it never fails the disconnect.
+ */
+async function revokeErased(
+  deps: Pick<Dependencies, 'vault' | 'oauth' | 'log'>,
+  erased: { platform: string; credentials: string | null } | null,
+): Promise<void> {
+  const consent = erased === null ? undefined : deps.oauth[erased.platform];
+  if (consent === undefined || erased?.credentials == null) return;
+  try {
+    await consent.revoke(deps.vault.open(erased.credentials));
+  } catch (error) {
+    deps.log.error({ platform: erased.platform, errorName: errorName(error) }, 'could not revoke the credentials of a disconnected account');
+  }
 }
 
 export const ACCOUNT_NOT_FOUND = 'Account not found';
@@ -76,8 +100,13 @@ export async function connectAccount(db: Kysely<Database>, input: ConnectAccount
   return { id };
 }
 
-export async function disconnectAccount(db: Kysely<Database>, id: string, now: Date): Promise<{ id: string; disconnectedAt: string }> {
-  const at = isWellFormedId('acc', id) ? await setDisconnected(db, id, now) : undefined;
-  if (at === undefined) throw new DomainError('not_found', `Account not found: ${id}`);
-  return { id, disconnectedAt: at.toISOString() };
+export async function disconnectAccount(
+  deps: Pick<Dependencies, 'db' | 'vault' | 'oauth' | 'log'>,
+  id: string,
+  now: Date,
+): Promise<{ id: string; disconnectedAt: string }> {
+  const done = isWellFormedId('acc', id) ? await setDisconnected(deps.db, id, now) : undefined;
+  if (done === undefined) throw new DomainError('not_found', `Account not found: ${id}`);
+  await revokeErased(deps, done.erased);
+  return { id, disconnectedAt: done.disconnectedAt.toISOString() };
 }

@@ -14,7 +14,7 @@ export const CONNECTION_LIFETIME_MS = 10 * 60_000;
 /** Longer states are not Herald's (it sends 43 characters); they are not looked up. */
 const MAX_STATE_LENGTH = 512;
 
-export type ConnectionDeps = Pick<Dependencies, 'db' | 'vault' | 'oauth' | 'callbackUrl' | 'log'>;
+export type ConnectionDeps = Pick<Dependencies, 'db' | 'vault' | 'oauth' | 'callbackUrl' | 'log' | 'now'>;
 
 /**
  * Starts connecting an account through the platform's consent page: a random state bound to one

@@ -11,11 +11,13 @@ import { newId } from './ids.js';
 import { credentialPlatforms, livePlatform } from './platforms/live.js';
 import { isStorableText } from './text.js';
 import { requireOrganization, requireUser } from './users.js';
+import { emitAccountEvent } from './webhooks/events.js';
 
 export type AccountOwner = { userId: string } | { orgId: string };
 
 export interface LiveConnectDeps {
   db: Kysely<Database>;
+  now(): Date;
   vault: CredentialVault;
   publishers: PublisherRegistry;
   /** Refuses (throws, with a message for the caller) a service URL the SSRF guard would not call. */
@@ -80,7 +82,7 @@ export async function connectAccountFor(
  * id; any other is created.
  */
 export async function storeConnectedAccount(
-  deps: Pick<LiveConnectDeps, 'db' | 'vault'>,
+  deps: Pick<LiveConnectDeps, 'db' | 'vault' | 'now'>,
   owner: AccountOwner,
   platform: string,
   connected: ConnectedAccount<unknown>,
@@ -97,7 +99,7 @@ export async function storeConnectedAccount(
       display_name: connected.displayName,
       platform_user_id: connected.platformUserId,
     });
-    return { account: toAccountView(row), created: false };
+    return announceConnected(deps, owner, { account: toAccountView(row), created: false });
   }
   const row = await insertAccount(deps.db, {
     id: newId('acc'),
@@ -109,7 +111,13 @@ export async function storeConnectedAccount(
     platform_user_id: connected.platformUserId,
     credentials: sealed,
   });
-  return { account: toAccountView(row), created: true };
+  return announceConnected(deps, owner, { account: toAccountView(row), created: true });
+}
+
+/** Tells the owner's endpoints (a user's; an organization has none) that a live account is connected. */
+async function announceConnected(deps: Pick<LiveConnectDeps, 'db' | 'now'>, owner: AccountOwner, result: { account: Account; created: boolean }) {
+  if ('userId' in owner) await emitAccountEvent(deps.db, owner.userId, 'account.connected', result.account, deps.now());
+  return result;
 }
 
 /** The longest profile fields Herald stores from a platform, in UTF-16 code units (a DID may be 2 KiB). */

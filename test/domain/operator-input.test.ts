@@ -5,6 +5,7 @@ import { createApiKey, revokeKey } from '../../src/domain/api-keys.js';
 import { DomainError } from '../../src/domain/errors.js';
 import { addMedia } from '../../src/domain/media/add-media.js';
 import { addMember, createOrganization, createUser } from '../../src/domain/users.js';
+import { createCredentialVault } from '../../src/adapters/secrets/credential-vault.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { JPEG_4_5 } from '../support/fixtures.js';
 
@@ -75,7 +76,16 @@ describe('ids from the operator that cannot exist', () => {
     await expectRefused(() => addMember(database.db, 'org_\ud800', userId), 'not_found', 'Organization not found: org_\ud800');
     await expectRefused(() => connectAccount(database.db, { ...account, owner: { userId: 'usr_\u0000' } }), 'not_found', 'User not found: usr_\u0000');
     await expectRefused(() => connectAccount(database.db, { ...account, owner: { orgId: '\u0000' } }), 'not_found', 'Organization not found: \u0000');
-    await expectRefused(() => disconnectAccount(database.db, 'acc_\u0000', new Date()), 'not_found', 'Account not found: acc_\u0000');
+    await expectRefused(
+      () =>
+        disconnectAccount(
+          { db: database.db, vault: createCredentialVault(Buffer.alloc(32)), oauth: {}, log: { info() {}, error() {} } },
+          'acc_\u0000',
+          new Date(),
+        ),
+      'not_found',
+      'Account not found: acc_\u0000',
+    );
     await expectRefused(() => addMedia(database.db, 'usr_\u0000', JPEG_4_5), 'not_found', 'User not found: usr_\u0000');
   });
 });

@@ -24,7 +24,7 @@ describe('GET /api/v1/accounts', () => {
     await addMember(api.db, orgId, ada.userId);
     const shared = await connectAccount(api.db, { platform: 'linkedin', username: 'acme', displayName: null, owner: { orgId } });
     const gone = await account(api.db, ada.userId, 'x', 'old');
-    await disconnectAccount(api.db, gone, new Date());
+    await disconnectAccount(api.publishing.serviceDeps, gone, new Date());
 
     const res = await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: ada.key });
     expect(res.status).toBe(200);

@@ -372,7 +372,7 @@ describe('POST /api/v1/posts: ownership is 403 and writes nothing', () => {
   it('refuses a disconnected account exactly like a foreign one', async () => {
     const u = await userWithKey(api.db);
     const acc = await account(api.db, u.userId);
-    await disconnectAccount(api.db, acc, new Date());
+    await disconnectAccount(api.publishing.serviceDeps, acc, new Date());
     const res = await api.request({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [acc], caption: 'hi' } });
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ error: `Account not accessible: ${acc}` });

@@ -91,7 +91,7 @@ describe('the road from an outcome to a signed event', () => {
     const gone = await account(api.db, u.userId, 'threads', 'ada');
     await createWebhook(u, ['target.failed', 'target.published', 'post.partial', 'post.published']);
     const id = await createPost(api, u, { accountIds: [x, gone], caption: 'Half of it' });
-    await disconnectAccount(api.db, gone, new Date());
+    await disconnectAccount(api.publishing.serviceDeps, gone, new Date());
     const since = mark();
     expect((await api.request({ method: 'POST', url: `/api/v1/posts/${id}/publish`, key: u.key })).status).toBe(202);
     await api.publishing.drain();

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
 import { ServiceState } from '../../src/api/service-state.js';
 import { injectChecked, UNLIMITED, useTestApi, type Schemas } from '../support/api.js';
@@ -7,6 +7,8 @@ import { makeMediaFiles, type MediaFiles } from '../support/media-files.js';
 import { postDetail, publishNow, uploadMedia } from '../support/posts.js';
 import { runLogger } from '../support/run-log.js';
 import { startXFake, type XFake, type XUser } from '../support/x-fake.js';
+import { expectEventMatchesSpec } from '../support/contract.js';
+import { startTestReceiver, verifiedWith } from '../support/webhook-receiver.js';
 
 // The whole road to X: connect through the consent flow, publish with the worker, and assert what
 // X (a fake written from its documentation) received and holds.
@@ -99,6 +101,30 @@ describe('connecting an X account through its consent page', () => {
       state_hash: null,
       code_verifier: null,
     });
+  });
+
+  it('tells a webhook subscribed to account.connected, with the account as listAccounts shows it', async () => {
+    const receiver = await startTestReceiver();
+    try {
+      const u = await userWithKey(api.db);
+      const hook = await api.request<Schemas['WebhookWithSecret']>({
+        method: 'POST',
+        url: '/api/v1/webhooks',
+        key: u.key,
+        body: { url: receiver.url, eventTypes: ['account.connected'] },
+      });
+      expect(hook.status).toBe(201);
+      const { account } = await connectX(u, 'ace');
+      await api.publishing.deliverAll();
+      expect(receiver.received).toHaveLength(1);
+      const [event] = receiver.received;
+      if (event === undefined) throw new Error('no event');
+      expect(verifiedWith(event, hook.body.secret)).toBe(true);
+      expectEventMatchesSpec(event.json);
+      expect(event.json).toMatchObject({ type: 'account.connected', data: account });
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('reconnects an account the user already has in place: same id, healthy again', async () => {
@@ -233,6 +259,21 @@ describe('connecting an X account through its consent page', () => {
       status: 404,
       body: { error: 'Connection not found' },
     });
+  });
+
+  it('revokes the tokens at X when the account is disconnected, after answering', async () => {
+    const u = await userWithKey(api.db);
+    const { account } = await connectX(u, 'kai');
+    const before = x.revocations.length;
+    expect(await api.request({ method: 'DELETE', url: `/api/v1/accounts/${account.id}`, key: u.key })).toMatchObject({ status: 200, body: { success: true } });
+    await vi.waitFor(() => expect(x.revocations.length - before).toBe(2), { timeout: 5000, interval: 10 });
+    expect(
+      x.revocations
+        .slice(before)
+        .map((r) => r.kind)
+        .sort(),
+    ).toEqual(['access', 'refresh']);
+    expect(await api.db.selectFrom('accounts').select('credentials').where('id', '=', account.id).executeTakeFirstOrThrow()).toEqual({ credentials: null });
   });
 
   it('refuses credentials for X on connectAccount, pointing to the consent flow', async () => {

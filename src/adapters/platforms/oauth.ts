@@ -38,9 +38,10 @@ export interface OAuthClient {
   consent: OAuthConsent;
   /** New tokens for a refresh token; rejects with OAuthRefusal when the platform refuses it for good. */
   refresh(refreshToken: string): Promise<OAuthTokens>;
-  /** Revokes a token at the platform, where it offers revocation; never throws. */
-  revoke(token: string): Promise<void>;
 }
+
+/** The longest a call to a platform's token or revocation endpoint may take. */
+const TOKEN_CALL_TIMEOUT_MS = 30_000;
 
 /** The platform refused a refresh token (used, revoked, expired): the account needs a new consent. */
 export class OAuthRefusal extends Error {
@@ -76,6 +77,7 @@ export function createOAuthClient(
   const client: oauth.Client = { client_id: app.clientId };
   const auth = platform.clientAuth === 'basic' ? oauth.ClientSecretBasic(app.clientSecret) : oauth.ClientSecretPost(app.clientSecret);
   const requestOptions = { [oauth.customFetch]: options.fetch, [oauth.allowInsecureRequests]: options.baseUrl?.startsWith('http:') === true };
+  const bounded = () => ({ ...requestOptions, signal: AbortSignal.timeout(TOKEN_CALL_TIMEOUT_MS) });
 
   const tokensOf = (response: oauth.TokenEndpointResponse): OAuthTokens => ({
     accessToken: response.access_token,
@@ -103,7 +105,7 @@ export function createOAuthClient(
       let tokens: OAuthTokens;
       try {
         const callback = oauth.validateAuthResponse(as, client, new URLSearchParams({ code }), oauth.skipStateCheck);
-        const response = await oauth.authorizationCodeGrantRequest(as, client, auth, callback, redirectUri, codeVerifier ?? oauth.nopkce, requestOptions);
+        const response = await oauth.authorizationCodeGrantRequest(as, client, auth, callback, redirectUri, codeVerifier ?? oauth.nopkce, bounded());
         tokens = tokensOf(await oauth.processAuthorizationCodeResponse(as, client, response));
       } catch (error) {
         throw connectErrorOf(platform.displayName, new URL(as.token_endpoint as string).host, error);
@@ -111,12 +113,25 @@ export function createOAuthClient(
       const who = await platform.identify(tokens);
       return { ...who, credentials: tokens };
     },
+    async revoke(credentials) {
+      const { accessToken, refreshToken } = credentials as Partial<OAuthTokens>;
+      for (const token of [refreshToken, accessToken]) if (typeof token === 'string') await revoke(token);
+    },
   };
+
+  async function revoke(token: string): Promise<void> {
+    if (as.revocation_endpoint === undefined) return;
+    try {
+      await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, auth, token, bounded()));
+    } catch {
+      // Best effort: the token stays valid at the platform until it expires.
+    }
+  }
 
   return {
     consent,
     async refresh(refreshToken) {
-      const response = await oauth.refreshTokenGrantRequest(as, client, auth, refreshToken, requestOptions);
+      const response = await oauth.refreshTokenGrantRequest(as, client, auth, refreshToken, bounded());
       try {
         const refreshed = tokensOf(await oauth.processRefreshTokenResponse(as, client, response));
         // A platform that does not rotate refresh tokens answers without one: the old one still holds.
@@ -126,14 +141,6 @@ export function createOAuthClient(
           throw new OAuthRefusal(`${platform.displayName} refused the stored refresh token (${error.error}): connect the account again`);
         }
         throw error;
-      }
-    },
-    async revoke(token) {
-      if (as.revocation_endpoint === undefined) return;
-      try {
-        await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, auth, token, requestOptions));
-      } catch {
-        // Best effort: the token stays valid at the platform until it expires.
       }
     },
   };

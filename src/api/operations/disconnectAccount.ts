@@ -5,7 +5,8 @@ import type { OperationContext } from '../kit/context.js';
 
 export function disconnectAccountHandler(ctx: OperationContext): OperationHandler<'disconnectAccount'> {
   return async (req) => {
-    await disconnectAccountOf(ctx.db(), callerOf(req).userId, req.params.id, ctx.now());
+    // The platform is told afterwards: its answer never holds up the disconnect.
+    void (await disconnectAccountOf(ctx.deps(), callerOf(req).userId, req.params.id, ctx.now())).revoked;
     return { success: true };
   };
 }

@@ -40,11 +40,19 @@ export async function updateAccountCredentials(
     .executeTakeFirstOrThrow();
 }
 
-/** Sets disconnected_at once and erases the credentials; disconnecting again returns the first time. */
-export async function disconnectAccount(db: Kysely<Database>, id: string, at: Date): Promise<Date | undefined> {
-  await db.updateTable('accounts').set({ disconnected_at: at, credentials: null }).where('id', '=', id).where('disconnected_at', 'is', null).execute();
-  const row = await db.selectFrom('accounts').select('disconnected_at').where('id', '=', id).executeTakeFirst();
-  return row?.disconnected_at ?? undefined;
+/** Sets disconnected_at once and erases the credentials (returned, sealed, to be revoked); disconnecting again returns the first time. */
+export async function disconnectAccount(
+  db: Kysely<Database>,
+  id: string,
+  at: Date,
+): Promise<{ disconnectedAt: Date; erased: Pick<AccountRow, 'platform' | 'credentials'> | null } | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const row = await trx.selectFrom('accounts').select(['platform', 'credentials', 'disconnected_at']).where('id', '=', id).forUpdate().executeTakeFirst();
+    if (row === undefined) return undefined;
+    if (row.disconnected_at !== null) return { disconnectedAt: row.disconnected_at, erased: null };
+    await trx.updateTable('accounts').set({ disconnected_at: at, credentials: null }).where('id', '=', id).execute();
+    return { disconnectedAt: at, erased: { platform: row.platform, credentials: row.credentials } };
+  });
 }
 
 /** What a user sees of an account they can post to. */

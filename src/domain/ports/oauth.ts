@@ -14,4 +14,6 @@ export interface OAuthConsent {
   begin(state: string, redirectUri: string): Promise<ConsentStart>;
   /** Exchanges the code for tokens and reads who the account is: the account and the credentials to keep. */
   finish(code: string, codeVerifier: string | null, redirectUri: string): Promise<ConnectedAccount<unknown>>;
+  /** Revokes stored credentials at the platform, where it offers revocation; never throws. */
+  revoke(credentials: unknown): Promise<void>;
 }

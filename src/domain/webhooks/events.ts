@@ -4,7 +4,7 @@ import type { PostRow } from '../../db/queries/posts.js';
 import { insertDeliveries, insertEvent, selectEnabledEndpoints } from '../../db/queries/webhooks.js';
 import type { Database, WebhookEventType } from '../../db/schema.js';
 import { toAccountView } from '../accounts.js';
-import type { PostDetail } from '../api-types.js';
+import type { Account, PostDetail } from '../api-types.js';
 import { newId } from '../ids.js';
 import { loadPostDetail } from '../posts/post-detail.js';
 
@@ -80,6 +80,15 @@ export async function emitPublishingEvents(trx: Kysely<Database>, change: Publis
   }
   if (postType !== undefined) await emit(postType, postDetail);
   for (const account of change.needsReconnect) await emit('account.needs_reconnect', () => Promise.resolve(toAccountView(account)));
+}
+
+/**
+ * An event about an account for the user it belongs to, recorded for their endpoints that want it
+ * (none wanting it: nothing recorded).
+ */
+export async function emitAccountEvent(db: Kysely<Database>, userId: string, type: 'account.connected', account: Account, now: Date): Promise<void> {
+  const wanting = (await selectEnabledEndpoints(db, userId)).filter((e) => e.event_types.includes(type)).map((e) => e.id);
+  if (wanting.length > 0) await recordEvent(db, userId, type, account, wanting, now);
 }
 
 export const PING_MESSAGE = 'A test event from Herald; answer with a 2xx status.';
