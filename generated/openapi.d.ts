@@ -1369,10 +1369,17 @@ export interface components {
         /** @description Every error. `details` is present only on `Invalid request`. */
         Error: {
             /**
-             * @description A message a person can act on; see the error catalogue.
+             * @description A message a person can act on; see the error catalogue. Its wording may change.
              * @example Invalid request
              */
             error: string;
+            /**
+             * @description What happened, for programs: match on this, never on `error`. One of the codes in the
+             *     error catalogue (`invalid_request`, `missing_api_key`, `post_not_found`, …); new codes
+             *     may be added, so treat an unknown one by its HTTP status.
+             * @example invalid_request
+             */
+            code: string;
             /** @description One item per validation problem, the first 20 found. */
             details?: components["schemas"]["ErrorDetail"][];
             /**

@@ -23,11 +23,17 @@ const STATUS_OF: Record<DomainErrorKind, number> = {
   platform_unreachable: 502,
 };
 
+const NOT_FOUND: ErrorBody = { error: 'Not found', code: 'not_found' };
+const INTERNAL_ERROR: ErrorBody = { error: 'Internal server error', code: 'internal_error' };
+const RATE_LIMITED: ErrorBody = { error: RATE_LIMIT_EXCEEDED, code: 'rate_limited' };
+
 /** Seconds a client should wait before retrying a 503. */
 const RETRY_AFTER_SECONDS = 5;
 
 interface ErrorBody {
   error: string;
+  /** What happened, for clients to match on: the message is for people. */
+  code: string;
   details?: ErrorDetail[];
   detailsOmitted?: number;
 }
@@ -49,42 +55,44 @@ export function installErrorHandlers(app: FastifyInstance): void {
     // The client hung up mid-request (an upload cut short): nobody to answer, and nothing failed here.
     if (req.raw.socket?.destroyed === true) {
       req.log.info({ errorName: errorName(err), operation: req.routeOptions.url }, 'the client closed the connection before the answer');
-      return send(reply, { status: 400, body: { error: 'Request aborted by the client' } });
+      return send(reply, { status: 400, body: { error: 'Request aborted by the client', code: 'request_aborted' } });
     }
     const answer = answerFor(err, req);
     if (answer.status >= 500) logFailure(req, securityFailureCause(err) ?? err, answer.status);
     return send(reply, answer);
   });
-  app.setNotFoundHandler((_req, reply) => send(reply, { status: 404, body: { error: 'Not found' } }));
+  app.setNotFoundHandler((_req, reply) => send(reply, { status: 404, body: NOT_FOUND }));
 }
 
 function answerFor(err: FastifyError, req: FastifyRequest): Answer {
   if (err.validation) {
     const root = partOf(req, err.validationContext);
-    return { status: 400, body: { error: INVALID_REQUEST, ...toErrorDetails(err.validation as never, root) } };
+    return { status: 400, body: { error: INVALID_REQUEST, code: 'invalid_request', ...toErrorDetails(err.validation as never, root) } };
   }
   const cause = securityFailureCause(err) ?? err;
   // A failed key from an address that has used its guesses (see rate-limits): told to wait, not which check failed.
-  if (req.heraldGuessesSpentFor !== undefined) return { status: 429, body: { error: RATE_LIMIT_EXCEEDED }, retryAfterSeconds: req.heraldGuessesSpentFor };
+  if (req.heraldGuessesSpentFor !== undefined) return { status: 429, body: RATE_LIMITED, retryAfterSeconds: req.heraldGuessesSpentFor };
   if (cause instanceof DomainError) {
-    const body: ErrorBody = cause.details ? { error: cause.message, ...capDetails(cause.details) } : { error: cause.message };
+    const body: ErrorBody = cause.details
+      ? { error: cause.message, code: cause.code, ...capDetails(cause.details) }
+      : { error: cause.message, code: cause.code };
     return { status: STATUS_OF[cause.kind], body };
   }
-  if (cause instanceof HttpError) return { status: cause.status, body: { error: cause.message }, retryAfterSeconds: cause.retryAfterSeconds };
-  if (isDatabaseUnavailable(cause)) return { status: 503, body: { error: 'Database not available' } };
+  if (cause instanceof HttpError) return { status: cause.status, body: { error: cause.message, code: cause.code }, retryAfterSeconds: cause.retryAfterSeconds };
+  if (isDatabaseUnavailable(cause)) return { status: 503, body: { error: 'Database not available', code: 'database_unavailable' } };
   // Like the database: a part of the server, not the request, failed; the upload was not judged and nothing was kept.
-  if (cause instanceof ProbeUnavailable) return { status: 503, body: { error: cause.message } };
+  if (cause instanceof ProbeUnavailable) return { status: 503, body: { error: cause.message, code: 'probe_unavailable' } };
   switch (err.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return { status: 400, body: { error: 'Request body is not valid JSON' } };
+      return { status: 400, body: { error: 'Request body is not valid JSON', code: 'invalid_json' } };
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return { status: 413, body: { error: 'Request body too large' } };
+      return { status: 413, body: { error: 'Request body too large', code: 'body_too_large' } };
     // An upload sent without any content type reaches the multipart reader, which refuses it.
     case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return { status: 415, body: { error: unsupportedContentType(acceptedContentTypes(req)) } };
+      return { status: 415, body: { error: unsupportedContentType(acceptedContentTypes(req)), code: 'unsupported_content_type' } };
   }
-  return { status: 500, body: { error: 'Internal server error' } };
+  return { status: 500, body: INTERNAL_ERROR };
 }
 
 /** glue wraps what a security handler threw; the last handler's error is the one that decides. */
@@ -117,11 +125,11 @@ export async function answerFrameworkError(err: FastifyError, req: FastifyReques
   const waitSeconds = await limit?.(req, reply);
   const answer: Answer =
     waitSeconds !== undefined
-      ? { status: 429, body: { error: RATE_LIMIT_EXCEEDED }, retryAfterSeconds: waitSeconds }
+      ? { status: 429, body: RATE_LIMITED, retryAfterSeconds: waitSeconds }
       : // A path that is not UTF-8 once decoded, or an id longer than any id can be: nothing is there.
         err.code === 'FST_ERR_BAD_URL' || err.code === 'FST_ERR_MAX_PARAM_LENGTH'
-        ? { status: 404, body: { error: 'Not found' } }
-        : { status: 500, body: { error: 'Internal server error' } };
+        ? { status: 404, body: NOT_FOUND }
+        : { status: 500, body: INTERNAL_ERROR };
   send(reply, answer);
 }
 
@@ -140,11 +148,16 @@ function logFailure(req: FastifyRequest, err: unknown, status: number): void {
 }
 
 /** What Node's HTTP parser refused before Fastify saw a request, in the interface's error shape. */
-const CLIENT_ERRORS: Record<string, { status: number; reason: string; error: string }> = {
-  HPE_HEADER_OVERFLOW: { status: 431, reason: 'Request Header Fields Too Large', error: 'Request headers too large: at most 16 KiB in all' },
-  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, reason: 'Request Timeout', error: 'Request timeout' },
+const CLIENT_ERRORS: Record<string, { status: number; reason: string; error: string; code: string }> = {
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    reason: 'Request Header Fields Too Large',
+    error: 'Request headers too large: at most 16 KiB in all',
+    code: 'headers_too_large',
+  },
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, reason: 'Request Timeout', error: 'Request timeout', code: 'request_timeout' },
 };
-const MALFORMED = { status: 400, reason: 'Bad Request', error: 'Malformed HTTP request' };
+const MALFORMED = { status: 400, reason: 'Bad Request', error: 'Malformed HTTP request', code: 'malformed_request' };
 
 /**
  * Fastify's clientErrorHandler: answers what the HTTP parser refused (headers too large, a request
@@ -153,8 +166,8 @@ const MALFORMED = { status: 400, reason: 'Bad Request', error: 'Malformed HTTP r
 export function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
   // A connection reset leaves nobody to answer.
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const { status, reason, error } = CLIENT_ERRORS[err.code ?? ''] ?? MALFORMED;
-  const body = JSON.stringify({ error });
+  const { status, reason, error, code } = CLIENT_ERRORS[err.code ?? ''] ?? MALFORMED;
+  const body = JSON.stringify({ error, code });
   if (socket.writable) {
     socket.write(
       `HTTP/1.1 ${status} ${reason}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,

@@ -9,8 +9,18 @@ export class HttpError extends Error {
     message: string,
     /** Sent as Retry-After. */
     readonly retryAfterSeconds?: number,
+    /** The machine-readable code the error body carries. */
+    readonly code: string = CODE_OF_STATUS[status] ?? 'error',
   ) {
     super(message);
     this.name = 'HttpError';
   }
 }
+
+const CODE_OF_STATUS: Record<number, string> = {
+  409: 'idempotency_in_progress',
+  415: 'unsupported_content_type',
+  422: 'idempotency_key_reused',
+  429: 'rate_limited',
+  503: 'not_ready',
+};

@@ -46,7 +46,7 @@ export async function disconnectAccountOf(
 ): Promise<{ revoked: Promise<void> }> {
   const access = isWellFormedId('acc', id) ? await selectAccountAccess(deps.db, userId, id) : undefined;
   if (access === undefined) throw new DomainError('not_found', ACCOUNT_NOT_FOUND);
-  if (access.owner_org_id !== null && access.role !== 'owner') throw new DomainError('forbidden', ONLY_OWNERS_DISCONNECT);
+  if (access.owner_org_id !== null && access.role !== 'owner') throw new DomainError('forbidden', ONLY_OWNERS_DISCONNECT, undefined, 'not_an_owner');
   const done = await setDisconnected(deps.db, id, now);
   return { revoked: revokeErased(deps, done?.erased ?? null) };
 }

@@ -34,7 +34,7 @@ export interface Caller {
  * `cache` is not looked up again; its expiry and revocation are still checked on every call.
  */
 export async function authenticate(db: Kysely<Database>, token: string | undefined, now: Date, cache?: ApiKeyCache): Promise<Caller> {
-  if (token === undefined) throw new DomainError('unauthorized', MISSING_API_KEY);
+  if (token === undefined) throw new DomainError('unauthorized', MISSING_API_KEY, undefined, 'missing_api_key');
   if (!token.startsWith(API_KEY_PREFIX)) throw new DomainError('unauthorized', INVALID_API_KEY);
   const hash = hashApiKey(token);
   const row = cache === undefined ? await selectApiKeyByHash(db, hash) : (cache.get(hash) ?? (await cache.lookUp(hash, () => selectApiKeyByHash(db, hash))));
@@ -43,7 +43,7 @@ export async function authenticate(db: Kysely<Database>, token: string | undefin
     throw new DomainError('unauthorized', INVALID_API_KEY);
   }
   if (row.expires_at !== null && row.expires_at.getTime() <= now.getTime()) {
-    throw new DomainError('unauthorized', API_KEY_EXPIRED);
+    throw new DomainError('unauthorized', API_KEY_EXPIRED, undefined, 'api_key_expired');
   }
   return { userId: row.user_id, keyId: row.id };
 }

@@ -39,10 +39,19 @@ export async function startConnection(deps: ConnectionDeps, userId: string, inpu
     throw new DomainError(
       'not_allowed',
       `${displayNameOf(input.platform)} accounts cannot be connected live yet; connect a sandbox account with POST /api/v1/accounts`,
+      undefined,
+      'not_connectable',
     );
-  if (platform.connects === 'credentials') throw new DomainError('not_allowed', `${input.platform} connects with credentials: use POST /api/v1/accounts`);
+  if (platform.connects === 'credentials')
+    throw new DomainError('not_allowed', `${input.platform} connects with credentials: use POST /api/v1/accounts`, undefined, 'not_connectable');
   const consent = deps.oauth[platform.id];
-  if (consent === undefined) throw new DomainError('not_allowed', `Platform not configured: set ${appVariables(platform).join(' and ')} on the server`);
+  if (consent === undefined)
+    throw new DomainError(
+      'not_allowed',
+      `Platform not configured: set ${appVariables(platform).join(' and ')} on the server`,
+      undefined,
+      'platform_not_configured',
+    );
   const state = randomBytes(32).toString('base64url');
   const started = await consent.begin(state, deps.callbackUrl);
   const row = await insertConnection(deps.db, {

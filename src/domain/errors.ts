@@ -16,14 +16,35 @@ export type DomainErrorKind =
   | 'range_not_satisfiable' // 416: a byte range that starts past the end of a file
   | 'platform_unreachable'; // 502: a platform did not answer a call made for the request
 
+/** The machine-readable code of each kind, where the kind alone says what happened (the others name it at the throw). */
+const DEFAULT_CODES: Record<DomainErrorKind, string> = {
+  invalid_request: 'invalid_request',
+  platform_limit: 'platform_limit',
+  not_allowed: 'not_allowed',
+  unusable_file: 'invalid_media',
+  unauthorized: 'invalid_api_key',
+  forbidden: 'not_accessible',
+  not_found: 'not_found',
+  too_large: 'file_too_large',
+  range_not_satisfiable: 'range_not_satisfiable',
+  platform_unreachable: 'platform_unreachable',
+};
+
 export class DomainError extends Error {
+  /** What a client matches on instead of the message (`post_not_found`, `platform_not_configured`, …). */
+  readonly code: string;
+
   constructor(
     readonly kind: DomainErrorKind,
     message: string,
     readonly details?: ErrorDetail[],
+    code?: string,
   ) {
     super(message);
     this.name = 'DomainError';
+    // "Post not found" is post_not_found: each resource's own code.
+    const resource = kind === 'not_found' ? /^(\w+) not found/.exec(message)?.[1] : undefined;
+    this.code = code ?? (resource === undefined ? DEFAULT_CODES[kind] : `${resource.toLowerCase()}_not_found`);
   }
 }
 

@@ -56,7 +56,7 @@ export async function connectAccountFor(
   try {
     deps.checkServiceUrl(serviceUrl);
   } catch (error) {
-    throw new DomainError('not_allowed', error instanceof Error ? error.message : 'URL not allowed');
+    throw new DomainError('not_allowed', error instanceof Error ? error.message : 'URL not allowed', undefined, 'url_not_allowed');
   }
   const publisher = deps.publishers.for({ mode: 'live', platform: input.platform });
   if (publisher?.connect === undefined) throw new Error(`no live publisher connects ${input.platform} accounts with credentials`);
@@ -66,10 +66,10 @@ export async function connectAccountFor(
   } catch (error) {
     if (isConnectError(error)) {
       if (error.reason === 'unreachable') throw new DomainError('platform_unreachable', `Platform unreachable: ${error.message}`);
-      if (error.reason === 'bad_answer') throw new DomainError('platform_unreachable', `Platform error: ${error.message}`);
+      if (error.reason === 'bad_answer') throw new DomainError('platform_unreachable', `Platform error: ${error.message}`, undefined, 'platform_error');
       // The message is the guard's own, `URL not allowed: …`.
-      if (error.reason === 'url_not_allowed') throw new DomainError('not_allowed', error.message);
-      throw new DomainError('not_allowed', `Invalid credentials: ${error.message}`);
+      if (error.reason === 'url_not_allowed') throw new DomainError('not_allowed', error.message, undefined, 'url_not_allowed');
+      throw new DomainError('not_allowed', `Invalid credentials: ${error.message}`, undefined, 'invalid_credentials');
     }
     throw error;
   }
@@ -89,7 +89,13 @@ export async function storeConnectedAccount(
 ): Promise<{ account: Account; created: boolean }> {
   const owners = { owner_user_id: 'userId' in owner ? owner.userId : null, owner_org_id: 'orgId' in owner ? owner.orgId : null };
   const problem = profileProblem(connected);
-  if (problem !== null) throw new DomainError('platform_unreachable', `Platform error: ${platform} answered a profile Herald cannot store: ${problem}`);
+  if (problem !== null)
+    throw new DomainError(
+      'platform_unreachable',
+      `Platform error: ${platform} answered a profile Herald cannot store: ${problem}`,
+      undefined,
+      'platform_error',
+    );
   const sealed = deps.vault.seal(connected.credentials as object);
   const existing = (await findLiveAccount(deps.db, owners, platform, connected.platformUserId)) ?? (await formerAccount(deps, owners, platform, connected));
   if (existing !== undefined) {

@@ -86,7 +86,7 @@ describe('@herald/client', () => {
 
     const again = await herald.DELETE('/api/v1/posts/{id}', { params: { path: { id } } });
     expect(again.response.status).toBe(404);
-    expect(again.error).toEqual({ error: 'Post not found' });
+    expect(again.error).toEqual({ error: 'Post not found', code: 'post_not_found' });
   });
 
   it('types a refused key as the spec’s Error body (401)', async () => {
@@ -96,7 +96,7 @@ describe('@herald/client', () => {
     expect(response.status).toBe(401);
     expect(response.headers.get('www-authenticate')).toBe('Bearer');
     expectTypeOf(error).toEqualTypeOf<HeraldSchemas['Error'] | undefined>();
-    expect(error).toEqual({ error: 'Invalid API key' });
+    expect(error).toEqual({ error: 'Invalid API key', code: 'invalid_api_key' });
   });
 
   it('types a validation error with its details (400)', async () => {

@@ -28,7 +28,7 @@ describe('the key lookup cache', () => {
     await new Promise((resolve) => setTimeout(resolve, 1100));
     const res = await accounts(made.key);
     expect(res.status).toBe(401);
-    expect(res.body).toEqual({ error: 'Invalid API key' });
+    expect(res.body).toEqual({ error: 'Invalid API key', code: 'invalid_api_key' });
   });
 
   it('refuses a cached key at the first request after its revocation is announced, every time', async () => {
@@ -41,7 +41,7 @@ describe('the key lookup cache', () => {
       await revokeHeard(api, made.id);
       const res = await accounts(made.key);
       expect(res.status, `revocation ${i}`).toBe(401);
-      expect(res.body).toEqual({ error: 'Invalid API key' });
+      expect(res.body).toEqual({ error: 'Invalid API key', code: 'invalid_api_key' });
     }
   });
 
@@ -64,7 +64,7 @@ describe('the key lookup cache', () => {
     vi.spyOn(api.state, 'now').mockReturnValue(new Date(expiresAt.getTime() + 1));
     const res = await accounts(made.key);
     expect(res.status).toBe(401);
-    expect(res.body).toEqual({ error: 'API key expired' });
+    expect(res.body).toEqual({ error: 'API key expired', code: 'api_key_expired' });
   });
 
   it('keeps refusing an unknown key that is then created, never caching a miss', async () => {

@@ -9,7 +9,7 @@ describe('bearer authentication', () => {
   it('answers 401 Missing API key without an Authorization header, with WWW-Authenticate', async () => {
     const res = await api.request({ method: 'GET', url: '/api/v1/accounts' });
     expect(res.status).toBe(401);
-    expect(res.body).toEqual({ error: 'Missing API key' });
+    expect(res.body).toEqual({ error: 'Missing API key', code: 'missing_api_key' });
     expect(res.headers['www-authenticate']).toBe('Bearer');
   });
 
@@ -17,7 +17,7 @@ describe('bearer authentication', () => {
     for (const authorization of ['Basic dXNlcjpwYXNz', 'Bearer', 'Bearer ', 'hrld_abc']) {
       const res = await api.request({ method: 'GET', url: '/api/v1/accounts', headers: { authorization } });
       expect(res.status, authorization).toBe(401);
-      expect(res.body).toEqual({ error: 'Missing API key' });
+      expect(res.body).toEqual({ error: 'Missing API key', code: 'missing_api_key' });
     }
   });
 
@@ -25,7 +25,7 @@ describe('bearer authentication', () => {
     for (const key of ['hrld_not-a-real-key', 'sk_live_123']) {
       const res = await api.request({ method: 'GET', url: '/api/v1/accounts', key });
       expect(res.status).toBe(401);
-      expect(res.body).toEqual({ error: 'Invalid API key' });
+      expect(res.body).toEqual({ error: 'Invalid API key', code: 'invalid_api_key' });
     }
   });
 
@@ -40,7 +40,7 @@ describe('bearer authentication', () => {
     const { key } = await createApiKey(api.db, userId, new Date(Date.now() - 1000));
     const res = await api.request({ method: 'GET', url: '/api/v1/posts', key });
     expect(res.status).toBe(401);
-    expect(res.body).toEqual({ error: 'API key expired' });
+    expect(res.body).toEqual({ error: 'API key expired', code: 'api_key_expired' });
   });
 
   it('accepts a key whose expiry is still ahead', async () => {
@@ -56,16 +56,16 @@ describe('bearer authentication', () => {
     await revokeHeard(api, created.id);
     const res = await api.request({ method: 'GET', url: '/api/v1/accounts', key: created.key });
     expect(res.status).toBe(401);
-    expect(res.body).toEqual({ error: 'Invalid API key' });
+    expect(res.body).toEqual({ error: 'Invalid API key', code: 'invalid_api_key' });
   });
 
   it('checks the key before the body: no key and a bad body is 401, and nothing is written', async () => {
     const res = await api.request({ method: 'POST', url: '/api/v1/posts', body: { bogus: true } });
     expect(res.status).toBe(401);
-    expect(res.body).toEqual({ error: 'Missing API key' });
+    expect(res.body).toEqual({ error: 'Missing API key', code: 'missing_api_key' });
     const bad = await api.request({ method: 'POST', url: '/api/v1/posts', key: 'hrld_wrong', body: { bogus: true } });
     expect(bad.status).toBe(401);
-    expect(bad.body).toEqual({ error: 'Invalid API key' });
+    expect(bad.body).toEqual({ error: 'Invalid API key', code: 'invalid_api_key' });
   });
 
   it('requires a key on every operation', async () => {

@@ -26,7 +26,7 @@ describe('createPost racing deleteMedia for the same media', () => {
 
       if (created.status === 403) {
         // The delete came first: the post was refused and nothing of it was written.
-        expect(created.body).toEqual({ error: `Media not accessible: ${image}` });
+        expect(created.body).toEqual({ error: `Media not accessible: ${image}`, code: 'not_accessible' });
         expect(deleted.status).toBe(200);
         expect(mediaLeft).toEqual([]);
         expect(await api.db.selectFrom('posts').select('id').where('caption', '=', `round ${round}`).execute()).toEqual([]);
@@ -36,7 +36,7 @@ describe('createPost racing deleteMedia for the same media', () => {
       expect(created.status).toBe(201);
       if (scheduled) {
         expect(deleted.status).toBe(400);
-        expect(deleted.body).toEqual({ error: 'Cannot delete media used by a scheduled or published post' });
+        expect(deleted.body).toEqual({ error: 'Cannot delete media used by a scheduled or published post', code: 'media_in_use' });
         expect(mediaLeft).toEqual([{ id: image }]);
         expect(attached).toEqual([{ post_id: created.body.id }]);
       } else {

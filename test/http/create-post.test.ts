@@ -133,7 +133,7 @@ describe('POST /api/v1/posts: invalid requests are 400 with details and write no
     const u = await userWithKey(api.db);
     const res = await api.request<InvalidRequest>({ method: 'POST', url: '/api/v1/posts', key: u.key, body, ...init });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: 'Invalid request', details: expected });
+    expect(res.body).toEqual({ error: 'Invalid request', code: 'invalid_request', details: expected });
     expect(await postCount(api.db, u.userId)).toBe(0);
   }
 
@@ -316,14 +316,14 @@ describe('POST /api/v1/posts: bodies that are not JSON', () => {
       headers: { 'content-type': 'application/json' },
     });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: 'Request body is not valid JSON' });
+    expect(res.body).toEqual({ error: 'Request body is not valid JSON', code: 'invalid_json' });
   });
 
   it('answers 415 for another content type', async () => {
     const u = await userWithKey(api.db);
     const res = await api.request({ method: 'POST', url: '/api/v1/posts', key: u.key, payload: 'accountIds=acc_a', headers: { 'content-type': 'text/plain' } });
     expect(res.status).toBe(415);
-    expect(res.body).toEqual({ error: 'Unsupported content type: send application/json' });
+    expect(res.body).toEqual({ error: 'Unsupported content type: send application/json', code: 'unsupported_content_type' });
   });
 
   it('answers 413 for a body over 1 MiB', async () => {
@@ -331,7 +331,7 @@ describe('POST /api/v1/posts: bodies that are not JSON', () => {
     const acc = await account(api.db, u.userId);
     const res = await api.request({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [acc], caption: 'a'.repeat(1_100_000) } });
     expect(res.status).toBe(413);
-    expect(res.body).toEqual({ error: 'Request body too large' });
+    expect(res.body).toEqual({ error: 'Request body too large', code: 'body_too_large' });
     expect(await postCount(api.db, u.userId)).toBe(0);
   });
 
@@ -345,7 +345,7 @@ describe('POST /api/v1/posts: bodies that are not JSON', () => {
       headers: { 'content-type': 'application/json' },
     });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: 'Request body is not valid JSON' });
+    expect(res.body).toEqual({ error: 'Request body is not valid JSON', code: 'invalid_json' });
     expect(await postCount(api.db, u.userId)).toBe(0);
   });
 });
@@ -358,7 +358,7 @@ describe('POST /api/v1/posts: ownership is 403 and writes nothing', () => {
     const theirs = await account(api.db, bob.userId);
     const res = await api.request({ method: 'POST', url: '/api/v1/posts', key: ada.key, body: { accountIds: [mine, theirs], caption: 'hi' } });
     expect(res.status).toBe(403);
-    expect(res.body).toEqual({ error: `Account not accessible: ${theirs}` });
+    expect(res.body).toEqual({ error: `Account not accessible: ${theirs}`, code: 'not_accessible' });
     expect(await postCount(api.db, ada.userId)).toBe(0);
   });
 
@@ -366,7 +366,7 @@ describe('POST /api/v1/posts: ownership is 403 and writes nothing', () => {
     const u = await userWithKey(api.db);
     const res = await api.request({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: ['acc_doesnotexist'], caption: 'hi' } });
     expect(res.status).toBe(403);
-    expect(res.body).toEqual({ error: 'Account not accessible: acc_doesnotexist' });
+    expect(res.body).toEqual({ error: 'Account not accessible: acc_doesnotexist', code: 'not_accessible' });
   });
 
   it('refuses a disconnected account exactly like a foreign one', async () => {
@@ -375,7 +375,7 @@ describe('POST /api/v1/posts: ownership is 403 and writes nothing', () => {
     await disconnectAccount(api.publishing.serviceDeps, acc, new Date());
     const res = await api.request({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [acc], caption: 'hi' } });
     expect(res.status).toBe(403);
-    expect(res.body).toEqual({ error: `Account not accessible: ${acc}` });
+    expect(res.body).toEqual({ error: `Account not accessible: ${acc}`, code: 'not_accessible' });
     expect(await postCount(api.db, u.userId)).toBe(0);
   });
 
@@ -394,7 +394,7 @@ describe('POST /api/v1/posts: ownership is 403 and writes nothing', () => {
     const bobsImage = await media(api.db, bob.userId);
     const res = await api.request({ method: 'POST', url: '/api/v1/posts', key: ada.key, body: { accountIds: [acc], caption: 'hi', mediaIds: [bobsImage] } });
     expect(res.status).toBe(403);
-    expect(res.body).toEqual({ error: `Media not accessible: ${bobsImage}` });
+    expect(res.body).toEqual({ error: `Media not accessible: ${bobsImage}`, code: 'not_accessible' });
     expect(await postCount(api.db, ada.userId)).toBe(0);
   });
 
@@ -406,7 +406,7 @@ describe('POST /api/v1/posts: ownership is 403 and writes nothing', () => {
     for (const mediaIds of [[bobsImage], ['med_doesnotexist'], ['med_\u0000']]) {
       const res = await api.request({ method: 'POST', url: '/api/v1/posts', key: ada.key, body: { accountIds: [ig], caption: 'hi', mediaIds } });
       expect(res.status).toBe(403);
-      expect(res.body).toEqual({ error: `Media not accessible: ${mediaIds[0]}` });
+      expect(res.body).toEqual({ error: `Media not accessible: ${mediaIds[0]}`, code: 'not_accessible' });
     }
     expect(await postCount(api.db, ada.userId)).toBe(0);
   });
@@ -420,7 +420,7 @@ describe('POST /api/v1/posts: ownership is 403 and writes nothing', () => {
     const tooLong = 'a'.repeat(281);
     const foreignAccount = await api.request({ method: 'POST', url: '/api/v1/posts', key: ada.key, body: { accountIds: [x, theirs], caption: tooLong } });
     expect(foreignAccount.status).toBe(403);
-    expect(foreignAccount.body).toEqual({ error: `Account not accessible: ${theirs}` });
+    expect(foreignAccount.body).toEqual({ error: `Account not accessible: ${theirs}`, code: 'not_accessible' });
     const foreignMedia = await api.request({
       method: 'POST',
       url: '/api/v1/posts',
@@ -428,7 +428,7 @@ describe('POST /api/v1/posts: ownership is 403 and writes nothing', () => {
       body: { accountIds: [x], caption: tooLong, mediaIds: [bobsImage] },
     });
     expect(foreignMedia.status).toBe(403);
-    expect(foreignMedia.body).toEqual({ error: `Media not accessible: ${bobsImage}` });
+    expect(foreignMedia.body).toEqual({ error: `Media not accessible: ${bobsImage}`, code: 'not_accessible' });
     expect(await postCount(api.db, ada.userId)).toBe(0);
   });
 
@@ -446,7 +446,7 @@ describe('POST /api/v1/posts: ownership is 403 and writes nothing', () => {
       body: { accountIds: [mine, first, second], caption: 'hi', mediaIds: [bobsImage] },
     });
     expect(res.status).toBe(403);
-    expect(res.body).toEqual({ error: `Account not accessible: ${first}` });
+    expect(res.body).toEqual({ error: `Account not accessible: ${first}`, code: 'not_accessible' });
     expect(await postCount(api.db, ada.userId)).toBe(0);
   });
 
@@ -455,7 +455,7 @@ describe('POST /api/v1/posts: ownership is 403 and writes nothing', () => {
     const x = await account(api.db, u.userId, 'x');
     const res = await api.request({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [x], caption: 'a'.repeat(281) } });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: `X caption allows at most 280 characters; got 281 (account ${x})` });
+    expect(res.body).toEqual({ error: `X caption allows at most 280 characters; got 281 (account ${x})`, code: 'platform_limit' });
     expect(await postCount(api.db, u.userId)).toBe(0);
   });
 

@@ -36,7 +36,7 @@ describe('DELETE /api/v1/posts/{id}', () => {
     await api.publishing.drain();
     const res = await api.request({ method: 'DELETE', url: `/api/v1/posts/${id}`, key: u.key });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: 'Cannot delete published post' });
+    expect(res.body).toEqual({ error: 'Cannot delete published post', code: 'post_published' });
     expect(await exists(id)).toBe(true);
   });
 
@@ -46,7 +46,7 @@ describe('DELETE /api/v1/posts/{id}', () => {
     const id = await create(bob.key, await account(api.db, bob.userId));
     const res = await api.request({ method: 'DELETE', url: `/api/v1/posts/${id}`, key: ada.key });
     expect(res.status).toBe(404);
-    expect(res.body).toEqual({ error: 'Post not found' });
+    expect(res.body).toEqual({ error: 'Post not found', code: 'post_not_found' });
     expect(await exists(id)).toBe(true);
   });
 
@@ -68,7 +68,7 @@ describe('DELETE /api/v1/posts/{id}', () => {
     for (const bad of ids) {
       const res = await api.request({ method: 'DELETE', url: `/api/v1/posts/${bad}`, key: u.key });
       expect(res.status, bad.slice(0, 40)).toBe(404);
-      expect(res.body).toEqual({ error: 'Post not found' });
+      expect(res.body).toEqual({ error: 'Post not found', code: 'post_not_found' });
     }
     expect(await exists(live)).toBe(true);
   });
@@ -81,7 +81,7 @@ describe('DELETE /api/v1/posts/{id}', () => {
       for (const path of [`/api/v1/posts/${bad}`, `/api/v1/media/${bad}`]) {
         const res = await api.request({ method: 'DELETE', url: path, key: u.key });
         expect(res.status, path.slice(0, 60)).toBe(404);
-        expect(res.body).toEqual({ error: 'Not found' });
+        expect(res.body).toEqual({ error: 'Not found', code: 'not_found' });
       }
     }
     expect(await exists(live)).toBe(true);

@@ -45,7 +45,7 @@ describe('Idempotency-Key', () => {
     expect((await create(u, 'key-2', { accountIds: [acc], caption: 'First' })).status).toBe(201);
     const other = await create(u, 'key-2', { accountIds: [acc], caption: 'Second' });
     expect(other.status).toBe(422);
-    expect(other.body).toEqual({ error: 'Idempotency-Key reused with a different request: use a new key for a new request' });
+    expect(other.body).toEqual({ error: 'Idempotency-Key reused with a different request: use a new key for a new request', code: 'idempotency_key_reused' });
     expect(await postCount(api.db, u.userId)).toBe(1);
     // Another path with the same key is another request too.
     const posts = await api.db.selectFrom('posts').select('id').where('user_id', '=', u.userId).execute();
@@ -74,7 +74,7 @@ describe('Idempotency-Key', () => {
     expect(new Set(created.map((a) => a.body.id)).size).toBe(1);
     for (const a of answers.filter((x) => x.status !== 201)) {
       expect(a.status).toBe(409);
-      expect(a.body).toEqual({ error: 'A request with this Idempotency-Key is still in progress' });
+      expect(a.body).toEqual({ error: 'A request with this Idempotency-Key is still in progress', code: 'idempotency_in_progress' });
       expect(Number(a.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     }
     const later = await create(u, 'race', body);
@@ -236,7 +236,7 @@ describe('an upload sent chunked, with no Content-Length', () => {
 
     const blue = await uploadChunked('chunked-upload', solidPng(8, 8, [0, 0, 255]), 'Red');
     expect(blue.status).toBe(422);
-    expect(blue.body).toEqual({ error: 'Idempotency-Key reused with a different request: use a new key for a new request' });
+    expect(blue.body).toEqual({ error: 'Idempotency-Key reused with a different request: use a new key for a new request', code: 'idempotency_key_reused' });
     const otherAltText = await uploadChunked('chunked-upload', red, 'Crimson');
     expect(otherAltText.status).toBe(422);
 

@@ -67,10 +67,10 @@ describe('POST /api/v1/media', () => {
     const before = api.media.storedFiles().length;
     const pdf = await upload(u.key, [{ name: 'file', value: files.pdf, filename: 'x.jpg', type: 'image/jpeg' }]);
     expect(pdf.status).toBe(400);
-    expect(pdf.body).toEqual({ error: 'Unsupported media type: application/pdf' });
+    expect(pdf.body).toEqual({ error: 'Unsupported media type: application/pdf', code: 'unsupported_media' });
     const text = await upload(u.key, [{ name: 'file', value: files.text, filename: 'x.png' }]);
     expect(text.status).toBe(400);
-    expect(text.body).toEqual({ error: 'Unsupported media type: unrecognised file' });
+    expect(text.body).toEqual({ error: 'Unsupported media type: unrecognised file', code: 'unsupported_media' });
     expect(api.media.storedFiles()).toHaveLength(before);
     expect(await mediaCount(u.userId)).toBe(0);
   });
@@ -80,10 +80,10 @@ describe('POST /api/v1/media', () => {
     const before = api.media.storedFiles().length;
     const jpeg = await upload(u.key, [{ name: 'file', value: files.truncatedJpeg, filename: 'a.jpg' }]);
     expect(jpeg.status).toBe(400);
-    expect(jpeg.body).toEqual({ error: 'Invalid media file: the image/jpeg file is truncated or corrupt' });
+    expect(jpeg.body).toEqual({ error: 'Invalid media file: the image/jpeg file is truncated or corrupt', code: 'invalid_media' });
     const mp4 = await upload(u.key, [{ name: 'file', value: files.truncatedMp4, filename: 'a.mp4' }]);
     expect(mp4.status).toBe(400);
-    expect(mp4.body).toEqual({ error: 'Invalid media file: the video/mp4 file is truncated or corrupt' });
+    expect(mp4.body).toEqual({ error: 'Invalid media file: the video/mp4 file is truncated or corrupt', code: 'invalid_media' });
     expect(api.media.storedFiles()).toHaveLength(before);
     expect(await mediaCount(u.userId)).toBe(0);
   });
@@ -94,7 +94,7 @@ describe('POST /api/v1/media', () => {
     const big = Buffer.concat([files.jpeg1080x1350, Buffer.alloc(api.media.maxUploadBytes)]);
     const res = await upload(u.key, [{ name: 'file', value: big, filename: 'big.jpg' }]);
     expect(res.status).toBe(413);
-    expect(res.body).toEqual({ error: `File too large: the limit is ${api.media.maxUploadBytes} bytes` });
+    expect(res.body).toEqual({ error: `File too large: the limit is ${api.media.maxUploadBytes} bytes`, code: 'file_too_large' });
     expect(api.media.storedFiles()).toHaveLength(before);
     expect(await mediaCount(u.userId)).toBe(0);
   });
@@ -107,7 +107,7 @@ describe('POST /api/v1/media', () => {
       { name: 'file', value: files.png64, filename: 'a.png' },
     ]);
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: 'Invalid request', details: [unstorableTextDetail('U+0000 at index 5', ['altText'])] });
+    expect(res.body).toEqual({ error: 'Invalid request', code: 'invalid_request', details: [unstorableTextDetail('U+0000 at index 5', ['altText'])] });
     expect(api.media.storedFiles()).toHaveLength(before);
     expect(await mediaCount(u.userId)).toBe(0);
   });
@@ -135,6 +135,7 @@ describe('POST /api/v1/media', () => {
     expect(missing.status).toBe(400);
     expect(missing.body).toEqual({
       error: 'Invalid request',
+      code: 'invalid_request',
       details: [{ code: 'invalid_type', expected: 'file', received: 'undefined', path: ['file'], message: 'Required' }],
     });
     const extra = await upload(u.key, [
@@ -145,6 +146,7 @@ describe('POST /api/v1/media', () => {
     expect(extra.status).toBe(400);
     expect(extra.body).toEqual({
       error: 'Invalid request',
+      code: 'invalid_request',
       details: [
         { code: 'unrecognized_keys', expected: 'never', received: 'caption', path: ['caption'], message: "Unrecognized key: 'caption'" },
         { code: 'too_big', expected: '<=1000', received: '1001', path: ['altText'], message: 'must NOT have more than 1000 characters' },
@@ -163,7 +165,7 @@ describe('POST /api/v1/media', () => {
     const u = await userWithKey(api.db);
     const json = await api.request({ method: 'POST', url: '/api/v1/media', key: u.key, body: { file: 'abc' } });
     expect(json.status).toBe(415);
-    expect(json.body).toEqual({ error: 'Unsupported content type: send multipart/form-data' });
+    expect(json.body).toEqual({ error: 'Unsupported content type: send multipart/form-data', code: 'unsupported_content_type' });
     // A multipart body cut short or without its boundary is a 400 (found by the fuzz test: it was a 500).
     for (const payload of ['not multipart', '--b\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\n\r\nabc']) {
       const malformed = await api.request<InvalidRequest>({
@@ -180,14 +182,14 @@ describe('POST /api/v1/media', () => {
       ]);
     }
     const untyped = await api.request({ method: 'POST', url: '/api/v1/media', key: u.key });
-    expect([untyped.status, untyped.body]).toEqual([415, { error: 'Unsupported content type: send multipart/form-data' }]);
+    expect([untyped.status, untyped.body]).toEqual([415, { error: 'Unsupported content type: send multipart/form-data', code: 'unsupported_content_type' }]);
     const text = await api.request({ method: 'POST', url: '/api/v1/media', key: u.key, payload: 'abc', headers: { 'content-type': 'text/plain' } });
     expect(text.status).toBe(415);
-    expect(text.body).toEqual({ error: 'Unsupported content type: send multipart/form-data' });
+    expect(text.body).toEqual({ error: 'Unsupported content type: send multipart/form-data', code: 'unsupported_content_type' });
     const { payload, contentType } = multipartBody([{ name: 'accountIds', value: 'acc_a' }]);
     const post = await api.request({ method: 'POST', url: '/api/v1/posts', key: u.key, payload, headers: { 'content-type': contentType } });
     expect(post.status).toBe(415);
-    expect(post.body).toEqual({ error: 'Unsupported content type: send application/json' });
+    expect(post.body).toEqual({ error: 'Unsupported content type: send application/json', code: 'unsupported_content_type' });
   });
 
   it('answers 503 naming the tool when the server cannot run its probe, keeping nothing', async () => {
@@ -208,7 +210,7 @@ describe('POST /api/v1/media', () => {
         try {
           const { payload, contentType } = multipartBody([{ name: 'file', value: files.png64, filename: 'a.png' }]);
           const res = await injectChecked(app, { method: 'POST', url: '/api/v1/media', key: u.key, payload, headers: { 'content-type': contentType } });
-          expect([res.status, res.body, res.headers['retry-after']]).toEqual([503, { error }, '5']);
+          expect([res.status, res.body, res.headers['retry-after']]).toEqual([503, { error, code: 'probe_unavailable' }, '5']);
         } finally {
           await app.close();
         }
@@ -224,7 +226,7 @@ describe('POST /api/v1/media', () => {
     const { payload, contentType } = multipartBody([{ name: 'file', value: files.png64, filename: 'a.png' }]);
     const res = await api.request({ method: 'POST', url: '/api/v1/media', payload, headers: { 'content-type': contentType } });
     expect(res.status).toBe(401);
-    expect(res.body).toEqual({ error: 'Missing API key' });
+    expect(res.body).toEqual({ error: 'Missing API key', code: 'missing_api_key' });
   });
 });
 
@@ -298,7 +300,7 @@ describe('GET /api/v1/media and DELETE /api/v1/media/{id}', () => {
       await api.db.updateTable('posts').set({ status }).where('id', '=', post.body.id).execute();
       const res = await api.request({ method: 'DELETE', url: `/api/v1/media/${image.id}`, key: u.key });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'Cannot delete media used by a scheduled or published post' });
+      expect(res.body).toEqual({ error: 'Cannot delete media used by a scheduled or published post', code: 'media_in_use' });
     }
     expect(await mediaCount(u.userId)).toBe(1);
     expect(api.media.storedFiles()).toContain(join(api.media.root, 'files', u.userId, image.id));
@@ -311,7 +313,7 @@ describe('GET /api/v1/media and DELETE /api/v1/media/{id}', () => {
     for (const id of [bobs.id, 'med_00000000000000000000000000', '..%2F..%2Fetc%2Fpasswd', 'x'.repeat(5000), '%00', `${bobs.id}%00`]) {
       const res = await api.request({ method: 'DELETE', url: `/api/v1/media/${id}`, key: ada.key });
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ error: 'Media not found' });
+      expect(res.body).toEqual({ error: 'Media not found', code: 'media_not_found' });
     }
     expect(await mediaCount(bob.userId)).toBe(1);
   });

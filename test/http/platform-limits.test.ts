@@ -169,7 +169,7 @@ describe('POST /api/v1/posts against platform limits: 400 naming the limit, no d
     for (const [name, body, message] of cases) {
       const res = await create(u.key, body);
       expect(res.status, name).toBe(400);
-      expect(res.body, name).toEqual({ error: message });
+      expect(res.body, name).toEqual({ error: message, code: 'platform_limit' });
     }
     expect(await postCount(api.db, u.userId)).toBe(0);
   });

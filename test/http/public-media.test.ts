@@ -68,7 +68,7 @@ describe('GET /media/{id} by a signed URL', () => {
     const past = await get(url, { range: `bytes=${png.length}-` });
     expect(past.statusCode).toBe(416);
     expect(past.headers['content-range']).toBe(`bytes */${png.length}`);
-    expect(past.json()).toEqual({ error: `Range not satisfiable: the file has ${png.length} bytes` });
+    expect(past.json()).toEqual({ error: `Range not satisfiable: the file has ${png.length} bytes`, code: 'range_not_satisfiable' });
 
     const head = await api.app.inject({ method: 'HEAD', url: pathOf(url) });
     expect(head.statusCode).toBe(200);
@@ -90,7 +90,7 @@ describe('GET /media/{id} by a signed URL', () => {
     for (const wrong of [expired, laterExpiry.toString(), otherId, badSignature.toString(), url.toString().replace(id, 'med_nothing')]) {
       const res = await get(wrong);
       expect(res.statusCode, wrong).toBe(404);
-      expect(res.json()).toEqual({ error: 'Media not found' });
+      expect(res.json()).toEqual({ error: 'Media not found', code: 'media_not_found' });
     }
     await api.db.deleteFrom('media_assets').where('id', '=', id).execute();
     expect((await get(url.toString())).statusCode).toBe(404);

@@ -36,7 +36,7 @@ describe('rate limits per API key', () => {
     expect(seen).toEqual([6, 5, 4, 3, 2, 1].map((left) => [6, left - 1]));
     const over = await call({ method: 'GET', url: '/api/v1/accounts', key: u.key });
     expect(over.status).toBe(429);
-    expect(over.body).toEqual({ error: 'Rate limit exceeded' });
+    expect(over.body).toEqual({ error: 'Rate limit exceeded', code: 'rate_limited' });
     expect(Number(over.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(Number(over.headers['retry-after'])).toBeLessThanOrEqual(60);
     expect(limitHeaders(over)).toEqual([6, 0]);
@@ -60,7 +60,7 @@ describe('rate limits per API key', () => {
     ]);
     const over = await create();
     expect(over.status).toBe(429);
-    expect(over.body).toEqual({ error: 'Rate limit exceeded' });
+    expect(over.body).toEqual({ error: 'Rate limit exceeded', code: 'rate_limited' });
     expect(await postCount(api.db, u.userId)).toBe(3);
     // The read bucket still has room; its headers show the general bucket again.
     const read = await call({ method: 'GET', url: '/api/v1/posts', key: u.key });

@@ -35,7 +35,7 @@ describe('the reference, served by the service without a key', () => {
           expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
           expect(res.body).toContain('Herald API');
         } else {
-          expect(res.body).toEqual({ error: 'API reference not built: run npm run docs' });
+          expect(res.body).toEqual({ error: 'API reference not built: run npm run docs', code: 'reference_not_built' });
         }
       } finally {
         await app.close();

@@ -88,10 +88,10 @@ describe('the server on a socket', () => {
     const [head, body] = huge.split('\r\n\r\n');
     expect(head?.split('\r\n')[0]).toBe('HTTP/1.1 431 Request Header Fields Too Large');
     expect(head).toContain('Content-Type: application/json; charset=utf-8');
-    expect(JSON.parse(body ?? '')).toEqual({ error: 'Request headers too large: at most 16 KiB in all' });
+    expect(JSON.parse(body ?? '')).toEqual({ error: 'Request headers too large: at most 16 KiB in all', code: 'headers_too_large' });
     const garbage = await raw('NOT HTTP AT ALL\r\n\r\n');
     expect(garbage.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
-    expect(JSON.parse(garbage.split('\r\n\r\n')[1] ?? '')).toEqual({ error: 'Malformed HTTP request' });
+    expect(JSON.parse(garbage.split('\r\n\r\n')[1] ?? '')).toEqual({ error: 'Malformed HTTP request', code: 'malformed_request' });
   });
 
   it('keeps nothing from an upload whose client disconnects midway', async () => {

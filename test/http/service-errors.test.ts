@@ -20,7 +20,7 @@ describe('responses outside the operations', () => {
     ] as const) {
       const res = await api.request({ method, url });
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ error: 'Not found' });
+      expect(res.body).toEqual({ error: 'Not found', code: 'not_found' });
     }
   });
 
@@ -29,7 +29,7 @@ describe('responses outside the operations', () => {
     try {
       const res = await injectChecked(app, { method: 'GET', url: '/api/v1/accounts', key: 'hrld_anything' });
       expect(res.status).toBe(503);
-      expect(res.body).toEqual({ error: 'Auth not initialized' });
+      expect(res.body).toEqual({ error: 'Auth not initialized', code: 'not_ready' });
       expect(res.headers['retry-after']).toBe('5');
     } finally {
       await app.close();
@@ -62,7 +62,7 @@ describe('responses outside the operations', () => {
       ] as const) {
         const res = await injectChecked(app, req);
         expect(res.status).toBe(503);
-        expect(res.body).toEqual({ error: 'Database not available' });
+        expect(res.body).toEqual({ error: 'Database not available', code: 'database_unavailable' });
       }
     } finally {
       await app.close();
@@ -88,7 +88,7 @@ describe('unexpected failures', () => {
       const { key } = await userWithKey(api.db);
       const res = await injectChecked(app, { method: 'GET', url: '/api/v1/posts', key });
       expect(res.status).toBe(500);
-      expect(res.body).toEqual({ error: 'Internal server error' });
+      expect(res.body).toEqual({ error: 'Internal server error', code: 'internal_error' });
       const failure = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'request failed');
       expect(failure).toMatchObject({ level: 50, reqId: anyString(), status: 500, errorCode: anyString() });
       const log = lines.join('');

@@ -129,7 +129,7 @@ describe('POST /api/v1/posts: text that cannot be stored is 400 at the field and
         const res = await createPost(u, rawBody(field, acc, bad.escape));
         expect(res.status).toBe(400);
         const detail = unstorableTextDetail(`${bad.code} at index ${field.text.indexOf(MARK)}`, field.path(acc, bad.char));
-        expect(res.body).toEqual({ error: 'Invalid request', details: [detail] });
+        expect(res.body).toEqual({ error: 'Invalid request', code: 'invalid_request', details: [detail] });
         expect(await postCount(u.userId)).toBe(0);
       });
     }
@@ -142,7 +142,10 @@ describe('POST /api/v1/posts: text that cannot be stored is 400 at the field and
       if (field.stored === undefined) {
         // Storable text, so the platform judges the key: Reddit has no such field.
         expect(res.status).toBe(400);
-        expect(res.body).toEqual({ error: `Reddit allows fields subreddit, title, flairId, nsfw or spoiler; got "${text}" (account ${acc})` });
+        expect(res.body).toEqual({
+          error: `Reddit allows fields subreddit, title, flairId, nsfw or spoiler; got "${text}" (account ${acc})`,
+          code: 'platform_limit',
+        });
         expect(await postCount(u.userId)).toBe(0);
         return;
       }
@@ -163,7 +166,7 @@ describe("POST /api/v1/posts: ids holding NUL are not the caller's", () => {
     const body = { accountIds: [acc, bad], caption: 'Hi', accountOverrides: [{ accountId: bad, captionOverride: 'x' }], threadParts: { [bad]: ['x'] } };
     const res = await api.request({ method: 'POST', url: '/api/v1/posts', key: u.key, body });
     expect(res.status).toBe(403);
-    expect(res.body).toEqual({ error: `Account not accessible: ${bad}` });
+    expect(res.body).toEqual({ error: `Account not accessible: ${bad}`, code: 'not_accessible' });
     expect(await postCount(u.userId)).toBe(0);
   });
 
@@ -171,7 +174,7 @@ describe("POST /api/v1/posts: ids holding NUL are not the caller's", () => {
     const u = await userWithKey(api.db);
     const res = await api.request({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: ['\u0000'] } });
     expect(res.status).toBe(403);
-    expect(res.body).toEqual({ error: 'Account not accessible: \u0000' });
+    expect(res.body).toEqual({ error: 'Account not accessible: \u0000', code: 'not_accessible' });
     expect(await postCount(u.userId)).toBe(0);
   });
 
@@ -182,7 +185,7 @@ describe("POST /api/v1/posts: ids holding NUL are not the caller's", () => {
     for (const bad of ['med_\u0000', '\ud800']) {
       const res = await api.request({ method: 'POST', url: '/api/v1/posts', key: u.key, body: { accountIds: [acc], caption: 'Hi', mediaIds: [image, bad] } });
       expect(res.status).toBe(403);
-      expect(res.body).toEqual({ error: `Media not accessible: ${bad}` });
+      expect(res.body).toEqual({ error: `Media not accessible: ${bad}`, code: 'not_accessible' });
     }
     expect(await postCount(u.userId)).toBe(0);
   });

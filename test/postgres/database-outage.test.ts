@@ -29,7 +29,7 @@ describe('when Postgres goes away', () => {
       await pg.proxy.stop();
       const down = await get();
       expect(down.status).toBe(503);
-      expect(down.body).toEqual({ error: 'Database not available' });
+      expect(down.body).toEqual({ error: 'Database not available', code: 'database_unavailable' });
       const create = await injectChecked(app, { method: 'POST', url: '/api/v1/posts', key, body: { accountIds: ['acc_a'] } });
       expect(create.status).toBe(503);
 
@@ -50,7 +50,7 @@ describe('when Postgres goes away', () => {
     try {
       const early = await fetchChecked(server.url, 'GET', '/api/v1/accounts', { key });
       expect(early.status).toBe(503);
-      expect(early.body).toEqual({ error: 'Auth not initialized' });
+      expect(early.body).toEqual({ error: 'Auth not initialized', code: 'not_ready' });
 
       await pg.proxy.start();
       await server.ready;

@@ -40,7 +40,7 @@ describe('Postgres stopped under load, then back', () => {
       });
       slowest = Math.max(slowest, Date.now() - started);
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-      if (res.status === 503) expect(res.body).toEqual({ error: 'Database not available' });
+      if (res.status === 503) expect(res.body).toEqual({ error: 'Database not available', code: 'database_unavailable' });
       return res;
     };
     // Each client creates posts due at once, each with its own key, retried with that key until it

@@ -87,7 +87,7 @@ describe('PATCH /api/v1/posts/{id}', () => {
     const id = await createPost(api, u, { accountIds: [x], caption: 'short' });
     const tooLong = await api.request({ method: 'PATCH', url: `/api/v1/posts/${id}`, key: u.key, body: { caption: 'x'.repeat(281) } });
     expect(tooLong.status).toBe(400);
-    expect(tooLong.body).toEqual({ error: expect.stringMatching(/^X caption allows at most 280 characters; got 281/) as unknown });
+    expect(tooLong.body).toEqual({ error: expect.stringMatching(/^X caption allows at most 280 characters; got 281/) as unknown, code: 'platform_limit' });
     const notYours = await api.request({ method: 'PATCH', url: `/api/v1/posts/${id}`, key: u.key, body: { accountIds: [foreign] } });
     expect(notYours).toMatchObject({ status: 403, body: { error: `Account not accessible: ${foreign}` } });
     const past = await api.request({ method: 'PATCH', url: `/api/v1/posts/${id}`, key: u.key, body: { scheduledAt: '2020-01-01T00:00:00Z' } });

@@ -18,7 +18,7 @@ export async function deleteMedia(db: Kysely<Database>, storage: MediaStorage, u
     if (!media) throw new DomainError('not_found', MEDIA_NOT_FOUND);
     const statuses = await selectStatusesOfPostsUsingMedia(trx, mediaId);
     if (statuses.some((s) => s !== 'draft')) {
-      throw new DomainError('not_allowed', 'Cannot delete media used by a scheduled or published post');
+      throw new DomainError('not_allowed', 'Cannot delete media used by a scheduled or published post', undefined, 'media_in_use');
     }
     await deleteMediaAttachments(trx, mediaId);
     await deleteMediaById(trx, mediaId);

@@ -23,7 +23,7 @@ export async function storeMediaFile(
     const probed = await probe.probe(staged.path);
     if ('problem' in probed) {
       throw probed.problem === 'unsupported'
-        ? new DomainError('unusable_file', `Unsupported media type: ${probed.mime ?? 'unrecognised file'}`)
+        ? new DomainError('unusable_file', `Unsupported media type: ${probed.mime ?? 'unrecognised file'}`, undefined, 'unsupported_media')
         : new DomainError('unusable_file', `Invalid media file: the ${probed.mime} file is truncated or corrupt`);
     }
     const id = newId('med');

@@ -38,9 +38,11 @@ export async function retryPost(db: Kysely<Database>, userId: string, postId: st
         throw new DomainError(
           'not_allowed',
           'Nothing to retry without includeUnknown=true: the remaining targets may already be published; check the platform first',
+          undefined,
+          'nothing_to_retry',
         );
       }
-      throw new DomainError('not_allowed', 'Nothing to retry: no target has failed');
+      throw new DomainError('not_allowed', 'Nothing to retry: no target has failed', undefined, 'nothing_to_retry');
     }
     for (const target of retried) {
       const values = {

@@ -155,7 +155,7 @@ function requireAllowedUrl(deps: Pick<WebhookDeps, 'checkServiceUrl'>, url: stri
     deps.checkServiceUrl(url);
   } catch (error) {
     // By name: the domain knows the guard only by its type.
-    if (error instanceof Error && error.name === 'UrlNotAllowedError') throw new DomainError('not_allowed', error.message);
+    if (error instanceof Error && error.name === 'UrlNotAllowedError') throw new DomainError('not_allowed', error.message, undefined, 'url_not_allowed');
     throw error;
   }
 }
