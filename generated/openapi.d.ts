@@ -876,6 +876,27 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "account.expiring": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An account's credentials end soon
+         * @description Sent to endpoints subscribed to `account.expiring`. Verify `webhook-signature` before trusting the
+         *     body, and deduplicate by `webhook-id`; answer with any 2xx status within 10 seconds.
+         */
+        post: operations["accountExpiringEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     ping: {
         parameters: {
             query?: never;
@@ -1209,12 +1230,14 @@ export interface components {
          */
         AccountMode: "sandbox" | "live";
         /**
-         * @description `ok`, or `needs_reconnect` when the platform refused the stored credentials for good
-         *     (a revoked token or app password): connect the account again. A transient failure
-         *     (network, 5xx, 429) never changes the health.
+         * @description `ok`; `expiring` when the stored credentials cannot be refreshed and end within seven
+         *     days (a LinkedIn token lasts 60 days): posts still go out, and `healthMessage` gives the
+         *     day, so connect the account again before then; or `needs_reconnect` when the platform
+         *     refused the stored credentials for good (a revoked token or app password) or they ended:
+         *     connect the account again. A transient failure (network, 5xx, 429) never changes the health.
          * @enum {string}
          */
-        AccountHealth: "ok" | "needs_reconnect";
+        AccountHealth: "ok" | "expiring" | "needs_reconnect";
         /** @description A connected social account. */
         Account: {
             /**
@@ -1775,7 +1798,7 @@ export interface components {
          * @description An event type an endpoint can subscribe to (see **Webhooks** above).
          * @enum {string}
          */
-        WebhookEventType: "post.published" | "post.partial" | "post.failed" | "target.published" | "target.failed" | "target.unknown" | "account.needs_reconnect" | "account.connected" | "ping";
+        WebhookEventType: "post.published" | "post.partial" | "post.failed" | "target.published" | "target.failed" | "target.unknown" | "account.needs_reconnect" | "account.expiring" | "account.connected" | "ping";
         /** @description The event types to send to the endpoint. `ping` is always sent by `testWebhook`, whether listed or not. */
         WebhookEventTypes: components["schemas"]["WebhookEventType"][];
         /**
@@ -1937,14 +1960,15 @@ export interface components {
             };
         };
         /**
-         * @description An account event: `account.needs_reconnect` (the platform refused its credentials for good) or
+         * @description An account event: `account.needs_reconnect` (the platform refused its credentials for good,
+         *     or they ended), `account.expiring` (they end within seven days and cannot be refreshed) or
          *     `account.connected` (a live account was connected or reconnected); `data` is the account as
          *     `listAccounts` shows it.
          */
         AccountEvent: {
             id: components["schemas"]["EventId"];
             /** @enum {string} */
-            type: "account.needs_reconnect" | "account.connected";
+            type: "account.needs_reconnect" | "account.expiring" | "account.connected";
             timestamp: components["schemas"]["EventTimestamp"];
             data: components["schemas"]["Account"];
         };
@@ -3910,6 +3934,46 @@ export interface operations {
         };
     };
     accountConnectedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`); the same on every attempt. Deduplicate by it. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description Unix seconds when this attempt was sent; refuse values more than five minutes from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description One or two space-separated signatures, each `v1,` and the base64 HMAC-SHA256 of
+                 *     `{webhook-id}.{webhook-timestamp}.{body}` keyed with the secret's bytes; two while a
+                 *     rotated-out secret still signs.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountEvent"];
+            };
+        };
+        responses: {
+            /** @description Received; Herald will not send this event to the endpoint again. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 seconds, is retried with backoff. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    accountExpiringEvent: {
         parameters: {
             query?: never;
             header: {

@@ -52,11 +52,13 @@ export interface AccountsTable {
   credentials_version: ColumnType<number, number | undefined, number>;
   health: ColumnType<AccountHealth, AccountHealth | undefined, AccountHealth>;
   health_message: string | null;
+  /** When the stored credentials end for good (they cannot be refreshed); null when they can, or never end. */
+  credentials_end_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   next_publish_at: Date | null;
 }
 
 export type AccountMode = 'sandbox' | 'live';
-export type AccountHealth = 'ok' | 'needs_reconnect';
+export type AccountHealth = 'ok' | 'expiring' | 'needs_reconnect';
 
 export interface MediaAssetsTable {
   id: string;

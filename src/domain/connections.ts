@@ -6,8 +6,7 @@ import type { Dependencies } from './dependencies.js';
 import { DomainError, errorName, invalidRequest } from './errors.js';
 import { isWellFormedId, newId } from './ids.js';
 import { isConnectError, storeConnectedAccount } from './live-accounts.js';
-import { platformRules } from './platforms/index.js';
-import { appVariables, livePlatform } from './platforms/live.js';
+import { appVariables, displayNameOf, livePlatform } from './platforms/live.js';
 
 /** How long a person has to come back from a platform's consent page. */
 export const CONNECTION_LIFETIME_MS = 10 * 60_000;
@@ -140,10 +139,6 @@ function isHttpUrl(value: string): boolean {
   } catch {
     return false;
   }
-}
-
-function displayNameOf(platform: string): string {
-  return platformRules.find((rules) => rules.id === platform)?.displayName ?? platform;
 }
 
 /** A platform's error code as Herald repeats it: a short token, never free text from the request. */

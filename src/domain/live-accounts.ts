@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { findLiveAccount, insertAccount, updateAccountCredentials } from '../db/queries/accounts.js';
+import { findLiveAccount, insertAccount, markEnded, markExpiring, updateAccountCredentials } from '../db/queries/accounts.js';
 import type { Database } from '../db/schema.js';
 import type { ConnectedAccount, ConnectError } from './ports/publisher.js';
 import type { PublisherRegistry } from './ports/publisher-registry.js';
@@ -8,7 +8,7 @@ import type { Account, AccountConnectInput, ErrorDetail } from './api-types.js';
 import { toAccountView } from './accounts.js';
 import { DomainError, invalidRequest } from './errors.js';
 import { newId } from './ids.js';
-import { credentialPlatforms, livePlatform } from './platforms/live.js';
+import { credentialPlatforms, displayNameOf, livePlatform } from './platforms/live.js';
 import { isStorableText } from './text.js';
 import { requireOrganization, requireUser } from './users.js';
 import { emitAccountEvent } from './webhooks/events.js';
@@ -104,6 +104,7 @@ export async function storeConnectedAccount(
       username: connected.username,
       display_name: connected.displayName,
       platform_user_id: connected.platformUserId,
+      credentials_end_at: connected.endsAt ?? null,
     });
     return announceConnected(deps, owner, { account: toAccountView(row), created: false });
   }
@@ -116,6 +117,7 @@ export async function storeConnectedAccount(
     mode: 'live',
     platform_user_id: connected.platformUserId,
     credentials: sealed,
+    credentials_end_at: connected.endsAt ?? null,
   });
   return announceConnected(deps, owner, { account: toAccountView(row), created: true });
 }
@@ -237,4 +239,30 @@ function serviceKeyOf(platform: string): string | undefined {
 /** By name: the domain knows publishers only by their types. */
 export function isConnectError(error: unknown): error is ConnectError {
   return error instanceof Error && error.name === 'ConnectError';
+}
+
+/** How long before credentials that cannot be refreshed end their account shows `expiring`. */
+export const EXPIRY_NOTICE_MS = 7 * 24 * 3_600_000;
+
+/**
+ * Tells of credentials that cannot be refreshed and end soon (health `expiring`, `account.expiring`
+ * once) or have ended (health `needs_reconnect`, `account.needs_reconnect`): to the account's user;
+ * an organization's accounts show it in their health. Run by the worker's housekeeping.
+ */
+export async function announceEndingCredentials(db: Kysely<Database>, now: Date): Promise<{ expiring: number; ended: number }> {
+  const day = (at: Date) => at.toISOString().slice(0, 10);
+  const expiring = await markExpiring(
+    db,
+    new Date(now.getTime() + EXPIRY_NOTICE_MS),
+    now,
+    (endsAt, platform) => `The ${displayNameOf(platform)} access token ends on ${day(endsAt)}; connect the account again before then`,
+  );
+  const ended = await markEnded(
+    db,
+    now,
+    (endedAt, platform) => `The ${displayNameOf(platform)} access token ended on ${day(endedAt)}; connect the account again`,
+  );
+  for (const row of expiring) if (row.owner_user_id !== null) await emitAccountEvent(db, row.owner_user_id, 'account.expiring', toAccountView(row), now);
+  for (const row of ended) if (row.owner_user_id !== null) await emitAccountEvent(db, row.owner_user_id, 'account.needs_reconnect', toAccountView(row), now);
+  return { expiring: expiring.length, ended: ended.length };
 }

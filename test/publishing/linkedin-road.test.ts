@@ -4,12 +4,15 @@ import { userWithKey, type TestUser } from '../support/fixtures.js';
 import { startLinkedInFake, type LinkedInFake, type LinkedInMember } from '../support/linkedin-fake.js';
 import { makeMediaFiles, type MediaFiles } from '../support/media-files.js';
 import { postDetail, publishNow, uploadMedia } from '../support/posts.js';
+import { expectEventMatchesSpec } from '../support/contract.js';
+import { startTestReceiver } from '../support/webhook-receiver.js';
 
 // The whole road to LinkedIn: connect through the consent flow, publish with the worker, and
 // assert what LinkedIn (a fake written from its documentation) received and shows.
 let linkedin: LinkedInFake;
 let files: MediaFiles;
 const MINUTE = 60_000;
+const DAY = 24 * 60 * MINUTE;
 
 beforeAll(async () => {
   // Small video parts, so that a test video is uploaded in several.
@@ -61,6 +64,63 @@ describe('connecting a LinkedIn member through the consent page', () => {
     expect((await api.db.selectFrom('accounts').select('platform_user_id').where('id', '=', account.id).executeTakeFirstOrThrow()).platform_user_id).toBe(
       member.sub,
     );
+  });
+});
+
+describe("a LinkedIn token's 60 days", () => {
+  it('shows the account expiring a week before the token ends, and needing a reconnect once it has, telling a webhook of each once', async () => {
+    const receiver = await startTestReceiver();
+    try {
+      const u = await userWithKey(api.db);
+      const hook = await api.request({
+        method: 'POST',
+        url: '/api/v1/webhooks',
+        key: u.key,
+        body: { url: receiver.url, eventTypes: ['account.expiring', 'account.needs_reconnect'] },
+      });
+      expect(hook.status).toBe(201);
+      const { account } = await connectLinkedIn(u, 'Radia Perlman');
+      const endsOn = new Date(Date.now() + 60 * DAY).toISOString().slice(0, 10);
+      const health = async () =>
+        (await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: u.key })).body.data.find((a) => a.id === account.id);
+      const houseAt = async (ms: number) => {
+        api.publishing.runAhead(ms);
+        try {
+          expect(await api.publishing.keepHouse()).toBe(true);
+        } finally {
+          api.publishing.runAhead(0);
+        }
+      };
+
+      await houseAt(50 * DAY);
+      expect(await health()).toMatchObject({ health: 'ok', healthMessage: null });
+      await houseAt(54 * DAY);
+      expect(await health()).toMatchObject({
+        health: 'expiring',
+        healthMessage: `The LinkedIn access token ends on ${endsOn}; connect the account again before then`,
+      });
+      await houseAt(55 * DAY);
+      await houseAt(61 * DAY);
+      expect(await health()).toMatchObject({
+        health: 'needs_reconnect',
+        healthMessage: `The LinkedIn access token ended on ${endsOn}; connect the account again`,
+      });
+      // The events were recorded by the workers' clock, 61 days ahead: delivered by it.
+      api.publishing.runAhead(61 * DAY);
+      try {
+        await api.publishing.deliverAll();
+      } finally {
+        api.publishing.runAhead(0);
+      }
+      const events = receiver.received.map((r) => r.json as { type: string; data: Schemas['Account'] });
+      expect(events.map((e) => [e.type, e.data.health])).toEqual([
+        ['account.expiring', 'expiring'],
+        ['account.needs_reconnect', 'needs_reconnect'],
+      ]);
+      for (const r of receiver.received) expectEventMatchesSpec(r.json);
+    } finally {
+      await receiver.close();
+    }
   });
 });
 

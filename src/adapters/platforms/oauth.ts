@@ -111,7 +111,8 @@ export function createOAuthClient(
         throw connectErrorOf(platform.displayName, new URL(as.token_endpoint as string).host, error);
       }
       const who = await platform.identify(tokens);
-      return { ...who, credentials: tokens };
+      const ends = tokens.refreshToken === null && tokens.expiresAt !== null ? { endsAt: new Date(tokens.expiresAt) } : {};
+      return { ...who, credentials: tokens, ...ends };
     },
     async revoke(credentials) {
       const { accessToken, refreshToken } = credentials as Partial<OAuthTokens>;

@@ -30,7 +30,7 @@ export async function findLiveAccount(
 export async function updateAccountCredentials(
   db: Kysely<Database>,
   id: string,
-  values: Pick<AccountRow, 'credentials' | 'username' | 'display_name' | 'platform_user_id'>,
+  values: Pick<AccountRow, 'credentials' | 'username' | 'display_name' | 'platform_user_id' | 'credentials_end_at'>,
 ): Promise<AccountRow> {
   return db
     .updateTable('accounts')
@@ -130,4 +130,51 @@ export async function selectAccountIdsReachableBy(db: Kysely<Database>, userId: 
     )
     .execute();
   return rows.map((r) => r.id);
+}
+
+/** Live accounts whose credentials end by `before` and that have not been told yet: now `expiring`, with why. */
+export async function markExpiring(db: Kysely<Database>, before: Date, now: Date, message: (endsAt: Date, platform: string) => string): Promise<AccountRow[]> {
+  const due = await db
+    .selectFrom('accounts')
+    .select(['id', 'platform', 'credentials_end_at'])
+    .where('health', '=', 'ok')
+    .where('disconnected_at', 'is', null)
+    .where('credentials_end_at', '<=', before)
+    .where('credentials_end_at', '>', now)
+    .execute();
+  const marked: AccountRow[] = [];
+  for (const account of due) {
+    const row = await db
+      .updateTable('accounts')
+      .set({ health: 'expiring', health_message: message(account.credentials_end_at as Date, account.platform) })
+      .where('id', '=', account.id)
+      .where('health', '=', 'ok')
+      .returningAll()
+      .executeTakeFirst();
+    if (row !== undefined) marked.push(row);
+  }
+  return marked;
+}
+
+/** Live accounts whose credentials have ended: now `needs_reconnect`, with why. */
+export async function markEnded(db: Kysely<Database>, now: Date, message: (endedAt: Date, platform: string) => string): Promise<AccountRow[]> {
+  const due = await db
+    .selectFrom('accounts')
+    .select(['id', 'platform', 'credentials_end_at'])
+    .where('health', 'in', ['ok', 'expiring'])
+    .where('disconnected_at', 'is', null)
+    .where('credentials_end_at', '<=', now)
+    .execute();
+  const marked: AccountRow[] = [];
+  for (const account of due) {
+    const row = await db
+      .updateTable('accounts')
+      .set({ health: 'needs_reconnect', health_message: message(account.credentials_end_at as Date, account.platform) })
+      .where('id', '=', account.id)
+      .where('health', 'in', ['ok', 'expiring'])
+      .returningAll()
+      .executeTakeFirst();
+    if (row !== undefined) marked.push(row);
+  }
+  return marked;
 }

@@ -143,7 +143,7 @@ export async function markNeedsReconnect(db: Kysely<Database>, id: string, messa
     .updateTable('accounts')
     .set({ health: 'needs_reconnect', health_message: message })
     .where('id', '=', id)
-    .where('health', '=', 'ok')
+    .where('health', 'in', ['ok', 'expiring'])
     .returningAll()
     .executeTakeFirst();
 }

@@ -83,6 +83,11 @@ export function credentialFields(): CredentialField[] {
   return [...seen.values()];
 }
 
+/** A platform's name as people know it (LinkedIn, not linkedin); the id itself for one Herald does not know. */
+export function displayNameOf(platform: string): string {
+  return platformRules.find((rules) => rules.id === platform)?.displayName ?? platform;
+}
+
 /**
  * Every platform's rules with how its live accounts connect here: `oauth` or `credentials` from
  * the descriptors (`sandbox` for the rest), configured when this server can connect them.

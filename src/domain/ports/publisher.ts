@@ -42,6 +42,8 @@ export interface ConnectedAccount<C> {
   displayName: string | null;
   /** What is stored (encrypted) to publish later: never the app password, only tokens. */
   credentials: C;
+  /** When the credentials end for good, where they cannot be refreshed (a LinkedIn self-serve token): a new consent is needed then. */
+  endsAt?: Date;
   /**
    * The id earlier versions of Herald stored for this account, where it was not unique on the
    * platform (a Mastodon account id without its instance): an account stored under it is the same

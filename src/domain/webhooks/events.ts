@@ -86,7 +86,13 @@ export async function emitPublishingEvents(trx: Kysely<Database>, change: Publis
  * An event about an account for the user it belongs to, recorded for their endpoints that want it
  * (none wanting it: nothing recorded).
  */
-export async function emitAccountEvent(db: Kysely<Database>, userId: string, type: 'account.connected', account: Account, now: Date): Promise<void> {
+export async function emitAccountEvent(
+  db: Kysely<Database>,
+  userId: string,
+  type: 'account.connected' | 'account.expiring' | 'account.needs_reconnect',
+  account: Account,
+  now: Date,
+): Promise<void> {
   const wanting = (await selectEnabledEndpoints(db, userId)).filter((e) => e.event_types.includes(type)).map((e) => e.id);
   if (wanting.length > 0) await recordEvent(db, userId, type, account, wanting, now);
 }
