@@ -299,9 +299,10 @@ export interface paths {
          *
          *     The platform's app must be configured on this server (`GET /api/v1/platforms` shows
          *     `"configured": true`; `HERALD_<PLATFORM>_CLIENT_ID` and `HERALD_<PLATFORM>_CLIENT_SECRET`);
-         *     otherwise `400 Platform not configured: …` names the variables to set. Bluesky and
-         *     Mastodon connect with credentials through `connectAccount`; asking for them here is a 400
-         *     pointing there.
+         *     otherwise `400 Platform not configured: …` names the variables to set. Mastodon connects
+         *     either way: here with its `instance` (no app to configure: Herald registers one on each
+         *     instance), or with a pasted token through `connectAccount`. Bluesky connects with an app
+         *     password through `connectAccount`; asking for it here is a 400 pointing there.
          */
         post: operations["startConnection"];
         delete?: never;
@@ -1435,6 +1436,13 @@ export interface components {
              * @enum {string}
              */
             platform: "bluesky" | "mastodon" | "x" | "instagram" | "facebook" | "linkedin" | "threads" | "tiktok" | "youtube" | "pinterest" | "reddit";
+            /**
+             * @description Mastodon only, and required there: the instance the account is on, e.g.
+             *     `https://mastodon.social` (`https` on a public address, unless the server runs with
+             *     `HERALD_ALLOW_PRIVATE_NETWORK=true`). Herald registers itself as an app on the instance
+             *     the first time (and reuses it), then sends the person to that instance's consent page.
+             */
+            instance?: string;
             /**
              * @description Where the person's browser goes once the connection has ended, with
              *     `connection={id}&status=connected|failed` added to its query: an absolute `http` or

@@ -222,11 +222,24 @@ export interface ConnectionsTable {
   /** Null once the connection has ended. */
   authorization_url: string | null;
   return_url: string | null;
+  /** The instance the consent goes through, for platforms whose servers authorize on their own (Mastodon). */
+  instance: ColumnType<string | null, string | null | undefined, string | null>;
   account_id: string | null;
   error: string | null;
   created_at: Date;
   expires_at: Date;
   ended_at: Date | null;
+}
+
+export interface InstanceAppsTable {
+  platform: string;
+  /** The instance's origin. */
+  instance: string;
+  redirect_uri: string;
+  client_id: string;
+  /** Sealed. */
+  client_secret: string;
+  created_at: ColumnType<Date, Date | undefined, never>;
 }
 
 export interface IdempotencyKeysTable {
@@ -262,4 +275,5 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   idempotency_keys: IdempotencyKeysTable;
   connections: ConnectionsTable;
+  instance_apps: InstanceAppsTable;
 }

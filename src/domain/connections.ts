@@ -1,5 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { endConnection, insertConnection, selectConnection, takeConnectionByState, type ConnectionRow } from '../db/queries/connections.js';
+import {
+  endConnection,
+  insertConnection,
+  insertInstanceApp,
+  selectConnection,
+  selectInstanceApp,
+  takeConnectionByState,
+  type ConnectionRow,
+} from '../db/queries/connections.js';
 import type { ConnectionStatus } from '../db/schema.js';
 import type { Connection, ConnectionStartInput } from './api-types.js';
 import type { Dependencies } from './dependencies.js';
@@ -7,13 +15,14 @@ import { DomainError, errorName, invalidRequest } from './errors.js';
 import { isWellFormedId, newId } from './ids.js';
 import { isConnectError, storeConnectedAccount } from './live-accounts.js';
 import { appVariables, displayNameOf, livePlatform } from './platforms/live.js';
+import type { InstanceConsent, OAuthConsent } from './ports/oauth.js';
 
 /** How long a person has to come back from a platform's consent page. */
 export const CONNECTION_LIFETIME_MS = 10 * 60_000;
 /** Longer states are not Herald's (it sends 43 characters); they are not looked up. */
 const MAX_STATE_LENGTH = 512;
 
-export type ConnectionDeps = Pick<Dependencies, 'db' | 'vault' | 'oauth' | 'callbackUrl' | 'log' | 'now'>;
+export type ConnectionDeps = Pick<Dependencies, 'db' | 'vault' | 'oauth' | 'instanceOAuth' | 'checkServiceUrl' | 'callbackUrl' | 'log' | 'now'>;
 
 /**
  * Starts connecting an account through the platform's consent page: a random state bound to one
@@ -41,16 +50,24 @@ export async function startConnection(deps: ConnectionDeps, userId: string, inpu
       undefined,
       'not_connectable',
     );
-  if (platform.connects === 'credentials')
-    throw new DomainError('not_allowed', `${input.platform} connects with credentials: use POST /api/v1/accounts`, undefined, 'not_connectable');
-  const consent = deps.oauth[platform.id];
-  if (consent === undefined)
-    throw new DomainError(
-      'not_allowed',
-      `Platform not configured: set ${appVariables(platform).join(' and ')} on the server`,
-      undefined,
-      'platform_not_configured',
-    );
+  let consent: OAuthConsent | undefined;
+  let instance: string | null = null;
+  if (platform.connects === 'credentials') {
+    const perInstance = deps.instanceOAuth[platform.id];
+    if (perInstance === undefined)
+      throw new DomainError('not_allowed', `${input.platform} connects with credentials: use POST /api/v1/accounts`, undefined, 'not_connectable');
+    instance = instanceOf(input.instance);
+    consent = await instanceConsent(deps, platform.id, instance, perInstance);
+  } else {
+    consent = deps.oauth[platform.id];
+    if (consent === undefined)
+      throw new DomainError(
+        'not_allowed',
+        `Platform not configured: set ${appVariables(platform).join(' and ')} on the server`,
+        undefined,
+        'platform_not_configured',
+      );
+  }
   const state = randomBytes(32).toString('base64url');
   const started = await consent.begin(state, deps.callbackUrl);
   const row = await insertConnection(deps.db, {
@@ -62,6 +79,7 @@ export async function startConnection(deps: ConnectionDeps, userId: string, inpu
     code_verifier: started.codeVerifier === null ? null : deps.vault.seal({ codeVerifier: started.codeVerifier }),
     authorization_url: started.authorizationUrl,
     return_url: input.returnUrl ?? null,
+    instance,
     created_at: now,
     expires_at: new Date(now.getTime() + CONNECTION_LIFETIME_MS),
   });
@@ -101,9 +119,13 @@ export async function completeConnection(deps: ConnectionDeps, query: CallbackQu
   if (taken.expires_at.getTime() <= now.getTime()) return end('expired', {});
   if (query.error !== undefined) return end('failed', { error: `The person did not allow access on ${platform} (${errorCode(query.error)})` });
   if (query.code === undefined || query.code === '') return end('failed', { error: `${platform} sent no authorization code` });
-  const consent = deps.oauth[taken.platform];
-  if (consent === undefined) return end('failed', { error: `${platform} is no longer configured on this server` });
   try {
+    const perInstance = taken.instance === null ? undefined : deps.instanceOAuth[taken.platform];
+    const consent =
+      perInstance === undefined || taken.instance === null
+        ? deps.oauth[taken.platform]
+        : await instanceConsent(deps, taken.platform, taken.instance, perInstance);
+    if (consent === undefined) return await end('failed', { error: `${platform} is no longer configured on this server` });
     const verifier = taken.code_verifier === null ? null : deps.vault.open<{ codeVerifier: string }>(taken.code_verifier).codeVerifier;
     const connected = await consent.finish(query.code, verifier, deps.callbackUrl);
     const { account } = await storeConnectedAccount(deps, { userId: taken.user_id }, taken.platform, connected);
@@ -113,6 +135,52 @@ export async function completeConnection(deps: ConnectionDeps, query: CallbackQu
     deps.log.error({ connectionId: taken.id, errorName: errorName(error) }, 'connecting an account failed');
     return end('failed', { error: `Herald failed while connecting the ${platform} account; start again` });
   }
+}
+
+/** The instance a connection goes through: an absolute http(s) URL, kept as its origin. */
+function instanceOf(given: string | undefined): string {
+  const refuse = (received: string, message: string) =>
+    invalidRequest([
+      { code: given === undefined ? 'invalid_type' : 'invalid_string', expected: 'an absolute https URL', received, path: ['instance'], message },
+    ]);
+  if (given === undefined) throw refuse('undefined', 'Mastodon connects through the consent page of an instance: give its URL, e.g. https://mastodon.social');
+  try {
+    const url = new URL(given);
+    if ((url.protocol === 'https:' || url.protocol === 'http:') && url.hostname !== '') return url.origin;
+  } catch {
+    // Refused below.
+  }
+  throw refuse(given, 'instance must be an absolute http or https URL');
+}
+
+/**
+ * The consent flow on an instance, with Herald's app there: registered on first use (through the
+ * SSRF guard) and kept, its secret sealed, for every later connection through that instance.
+ */
+async function instanceConsent(deps: ConnectionDeps, platform: string, instance: string, perInstance: InstanceConsent): Promise<OAuthConsent> {
+  try {
+    deps.checkServiceUrl(instance);
+  } catch (error) {
+    throw new DomainError('not_allowed', error instanceof Error ? error.message : 'URL not allowed', undefined, 'url_not_allowed');
+  }
+  const key = { platform, instance, redirect_uri: deps.callbackUrl };
+  let app = await selectInstanceApp(deps.db, key);
+  if (app === undefined) {
+    let registered;
+    try {
+      registered = await perInstance.register(instance, deps.callbackUrl);
+    } catch (error) {
+      if (!isConnectError(error)) throw error;
+      if (error.reason === 'url_not_allowed') throw new DomainError('not_allowed', error.message, undefined, 'url_not_allowed');
+      throw new DomainError('platform_unreachable', `Platform unreachable: ${error.message}`);
+    }
+    app = await insertInstanceApp(deps.db, {
+      ...key,
+      client_id: registered.clientId,
+      client_secret: deps.vault.seal({ clientSecret: registered.clientSecret }),
+    });
+  }
+  return perInstance.consent(instance, { clientId: app.client_id, clientSecret: deps.vault.open<{ clientSecret: string }>(app.client_secret).clientSecret });
 }
 
 function toConnectionView(row: ConnectionRow, now: Date): Connection {

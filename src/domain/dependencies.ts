@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { PublicMediaUrls } from './media/public-media.js';
 import type { MediaProbe } from './ports/media-probe.js';
-import type { OAuthConsent } from './ports/oauth.js';
+import type { InstanceConsent, OAuthConsent } from './ports/oauth.js';
 import type { MediaStorage } from './ports/media-storage.js';
 import type { PublisherRegistry } from './ports/publisher-registry.js';
 import type { CredentialVault } from './ports/secrets.js';
@@ -27,6 +27,8 @@ export interface Dependencies {
   publicMedia: PublicMediaUrls;
   /** The consent flow of each platform whose app this server has; a platform missing here is not configured. */
   oauth: Readonly<Partial<Record<string, OAuthConsent>>>;
+  /** The consent flow of each platform whose instances authorize on their own (Mastodon). */
+  instanceOAuth: Readonly<Partial<Record<string, InstanceConsent>>>;
   /** Where platforms send people back from their consent pages: `{HERALD_PUBLIC_URL}/oauth/callback`. */
   callbackUrl: string;
   /** The SSRF guard's early check of a user-given service URL (it checks again as it connects). */

@@ -8,6 +8,13 @@ import { unusedPort } from '../support/ports.js';
 import { expectEventMatchesSpec } from '../support/contract.js';
 import { startTestReceiver, verifiedWith } from '../support/webhook-receiver.js';
 import { publishNextDuePost } from '../../src/domain/publishing/publication.js';
+import { randomBytes } from 'node:crypto';
+import { buildApp } from '../../src/api/app.js';
+import { ServiceState } from '../../src/api/service-state.js';
+import { readEnvironment } from '../../src/cli/wiring/configuration.js';
+import { createDependencies } from '../../src/cli/wiring/dependencies.js';
+import { injectChecked, UNLIMITED } from '../support/api.js';
+import { runLogger } from '../support/run-log.js';
 
 // The whole road to Mastodon: connect through the API, publish with the worker, and assert what
 // the instance (a fake written from Mastodon's documentation) received and holds.
@@ -64,6 +71,82 @@ describe('connecting a Mastodon account', () => {
     });
     expect(down.status).toBe(502);
     expect(down.body.error).toMatch(/^Platform unreachable: 127\.0\.0\.1:\d+ did not answer/);
+  });
+});
+
+describe("connecting a Mastodon account through its instance's consent page", () => {
+  type Connection = Schemas['Connection'];
+
+  async function throughConsent(u: TestUser, body: Record<string, unknown>) {
+    const started = await api.request<Connection>({ method: 'POST', url: '/api/v1/connections', key: u.key, body });
+    expect(started.status).toBe(201);
+    const atInstance = await fetch(started.body.authorizationUrl ?? '', { redirect: 'manual' });
+    expect(atInstance.status).toBe(302);
+    const back = new URL(atInstance.headers.get('location') ?? '');
+    expect((await api.request({ method: 'GET', url: `${back.pathname}${back.search}` })).status).toBe(200);
+    return { started: started.body, done: (await api.request<Connection>({ method: 'GET', url: `/api/v1/connections/${started.body.id}`, key: u.key })).body };
+  }
+
+  it('registers Herald on the instance once, sends the person to its consent page with PKCE, and connects the account as a pasted token would', async () => {
+    const u = await userWithKey(api.db);
+    const registeredBefore = mastodon.apps.length;
+    const who = mastodon.addAccount('oona', 'Oona');
+    mastodon.consentAs(who);
+    const { started, done } = await throughConsent(u, { platform: 'mastodon', instance: `${mastodon.url}/some/path` });
+    const consent = new URL(started.authorizationUrl ?? '');
+    expect(`${consent.origin}${consent.pathname}`).toBe(`${mastodon.url}/oauth/authorize`);
+    expect(Object.fromEntries(consent.searchParams)).toMatchObject({
+      scope: 'read:accounts read:statuses write:statuses write:media',
+      code_challenge_method: 'S256',
+    });
+    expect(done).toMatchObject({ platform: 'mastodon', status: 'connected', error: null });
+    const accounts = await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: u.key });
+    expect(accounts.body.data).toEqual([
+      expect.objectContaining({ id: done.accountId, platform: 'mastodon', username: 'oona', displayName: 'Oona', mode: 'live', health: 'ok' }),
+    ]);
+    // It publishes with the token the instance gave.
+    await publishNow(api, u, { accountIds: [done.accountId], caption: 'Connected by consent' });
+    await api.publishing.drain();
+    expect(mastodon.statuses.filter((st) => st.accountId === who.id).map((st) => st.text)).toEqual(['Connected by consent']);
+
+    const other = await userWithKey(api.db);
+    mastodon.consentAs(mastodon.addAccount('piet'));
+    expect((await throughConsent(other, { platform: 'mastodon', instance: mastodon.url })).done.status).toBe('connected');
+    expect(mastodon.apps.length - registeredBefore).toBe(1);
+  });
+
+  it('needs the instance, and refuses one on a private address without HERALD_ALLOW_PRIVATE_NETWORK, storing and registering nothing', async () => {
+    const u = await userWithKey(api.db);
+    const missing = await api.request<{ code: string; details: { path: string[] }[] }>({
+      method: 'POST',
+      url: '/api/v1/connections',
+      key: u.key,
+      body: { platform: 'mastodon' },
+    });
+    expect(missing.status).toBe(400);
+    expect(missing.body.details.map((d) => d.path)).toEqual([['instance']]);
+
+    const registeredBefore = mastodon.apps.length;
+    const strict = new ServiceState();
+    const env = readEnvironment({ HERALD_SECRET_KEY: randomBytes(32).toString('base64'), HERALD_DATA_DIR: api.media.root });
+    strict.attach(await createDependencies(env, api.db, runLogger(), api.media));
+    const app = await buildApp({ context: strict, rateLimits: { limits: UNLIMITED }, loggerInstance: runLogger() });
+    try {
+      const refused = await injectChecked<{ error: string; code: string }>(app, {
+        method: 'POST',
+        url: '/api/v1/connections',
+        key: u.key,
+        body: { platform: 'mastodon', instance: mastodon.url },
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.body.code).toBe('url_not_allowed');
+      expect(refused.body.error).toMatch(/^URL not allowed: /);
+    } finally {
+      await app.close();
+    }
+    expect(mastodon.apps.length).toBe(registeredBefore);
+    const stored = await api.db.selectFrom('connections').select('id').where('user_id', '=', u.userId).execute();
+    expect(stored).toEqual([]);
   });
 });
 

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 
@@ -14,7 +14,26 @@ import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
  *   the limit or with more than 4 attachments; 422 for media still processing; 404 for an unknown
  *   in_reply_to_id;
  * - /api/rate-limits: 429 with X-RateLimit-Limit, -Remaining and -Reset (an ISO 8601 timestamp);
- * - /entities/Error: `{"error": "..."}` bodies.
+ * - /entities/Error: `{"error": "..."}` bodies;
+ * - /methods/apps/#create: POST /api/v1/apps (form or JSON; `client_name` and one `redirect_uris`
+ *   required, `scopes` space-separated, `read` by default) answers the Application with `client_id`,
+ *   `client_secret` and `client_secret_expires_at: 0`; 422 "Validation failed: Redirect URI must be an
+ *   absolute URI." for a redirect URI that is not one;
+ * - /methods/oauth/#authorize: GET /oauth/authorize consents as the account `consentAs` names (by
+ *   default the last added): 302 to `redirect_uri?code&state`, or to `redirect_uri?error=access_denied
+ *   &error_description&state` after `refuseNextConsent()`; an unknown client, a `redirect_uri` not the
+ *   registered one, a scope beyond the app's, a `response_type` not `code` or a PKCE method not S256
+ *   get a 400 HTML page and no redirect; a code lives 10 minutes (Doorkeeper's default) and is used once;
+ * - /methods/oauth/#token: POST /oauth/token (form or JSON; client credentials in the body or HTTP Basic)
+ *   grants `authorization_code` only, answering `{access_token, token_type: "Bearer", scope, created_at}`
+ *   where the access token is the consenting account's own; Doorkeeper's errors: 400 `invalid_request`
+ *   "Missing required parameter: x.", 401 `invalid_client`, 400 `invalid_grant` (an unknown, used, expired
+ *   or another app's code, another `redirect_uri`, a wrong `code_verifier`), 400 `unsupported_grant_type`;
+ * - /spec/oauth/: PKCE with `code_challenge_method=S256` only (since 4.3); a code issued with a challenge
+ *   needs its `code_verifier`;
+ * - /methods/oauth/#revoke: POST /oauth/revoke (`token`, client credentials) answers 200 `{}`, also for an
+ *   unknown token; the token stops working (the account gets a new one, as `rotateToken`); 403
+ *   `unauthorized_client` without valid client credentials or for another app's token (Doorkeeper).
  * Faults a test plans are taken by the next matching request, in order.
  */
 
@@ -54,6 +73,27 @@ export interface RecordedRequest {
   body: unknown;
 }
 
+export interface FakeApp {
+  id: string;
+  name: string;
+  website: string | null;
+  redirectUri: string;
+  scopes: string[];
+  clientId: string;
+  clientSecret: string;
+  /** By the instance's clock. */
+  createdAt: string;
+}
+
+export interface FakeRevocation {
+  token: string;
+  clientId: string;
+  /** False for a token the instance did not know (still answered 200). */
+  revoked: boolean;
+  /** By the instance's clock. */
+  at: string;
+}
+
 export type FakeFault =
   /** Answers without doing anything. */
   | { on: 'statuses' | 'media' | 'timeline'; kind: 'answer'; status: number; headers?: Record<string, string>; body?: unknown }
@@ -75,13 +115,29 @@ export interface MastodonFake {
   fail(fault: FakeFault): void;
   /** How video processing goes from now on: polls answered 206 before 200, or a failure (422). */
   videoProcessing: { polls: number; fails: boolean };
-  /** Moves the instance's clock (idempotency keys expire after an hour of it). */
+  /** Apps registered through POST /api/v1/apps, in order. */
+  apps: FakeApp[];
+  /** Revocations POST /oauth/revoke answered 200, in order. */
+  revocations: FakeRevocation[];
+  /** The account that consents at GET /oauth/authorize from now on (by default the last added). */
+  consentAs(account: FakeAccount): void;
+  /** The next consent is refused (`error=access_denied`), as a user does by pressing "Deny". */
+  refuseNextConsent(): void;
+  /** Moves the instance's clock (idempotency keys expire after an hour of it, authorization codes after 10 minutes). */
   advance(ms: number): void;
   close(): Promise<void>;
 }
 
 const MAX_CHARACTERS = 500;
 const KEY_TTL_MS = 3_600_000;
+const CODE_TTL_MS = 600_000;
+const OAUTH_ERRORS = {
+  invalid_client: 'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.',
+  invalid_grant:
+    'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.',
+  unsupported_grant_type: 'The authorization grant type is not supported by the authorization server.',
+  unauthorized_client: 'You are not authorized to revoke this token',
+};
 
 export async function startMastodonFake(): Promise<MastodonFake> {
   const app = Fastify({ logger: false });
@@ -93,6 +149,17 @@ export async function startMastodonFake(): Promise<MastodonFake> {
   const faults: FakeFault[] = [];
   const keys = new Map<string, { statusId: string; at: number }>();
   const videoProcessing = { polls: 2, fails: false };
+  const apps: FakeApp[] = [];
+  const revocations: FakeRevocation[] = [];
+  const codes = new Map<
+    string,
+    { clientId: string; redirectUri: string; accountId: string; scope: string; challenge: string | null; expiresAt: number; used: boolean }
+  >();
+  /** Tokens handed out by POST /oauth/token, to the app they were issued to. */
+  const issuedTo = new Map<string, string>();
+  const vapidKey = Buffer.concat([Buffer.from([4]), randomBytes(64)]).toString('base64url');
+  let consenting: string | undefined;
+  let refuseNext = false;
   let nextId = 1;
   let offsetMs = 0;
   const now = () => Date.now() + offsetMs;
@@ -247,6 +314,166 @@ export async function startMastodonFake(): Promise<MastodonFake> {
       .map((s) => ({ id: s.id, created_at: s.createdAt, in_reply_to_id: s.inReplyToId, url: s.url, content: `<p>${escapeHtml(s.text)}</p>` }));
   });
 
+  // OAuth (Doorkeeper): form bodies are read here only, the API routes above keep JSON and multipart.
+  await app.register((oauth, _options, done) => {
+    oauth.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, parsed) =>
+      parsed(null, Object.fromEntries(new URLSearchParams(String(body)))),
+    );
+    const fields = (req: FastifyRequest): Record<string, unknown> =>
+      typeof req.body === 'object' && req.body !== null && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
+    const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
+    const oauthError = (reply: FastifyReply, status: number, error: string, description: string) => {
+      void reply.code(status).headers({ 'cache-control': 'no-store', pragma: 'no-cache' });
+      if (status === 401) void reply.header('www-authenticate', `Bearer realm="Doorkeeper", error="${error}", error_description="${description}"`);
+      return reply.send({ error, error_description: description });
+    };
+    const missing = (reply: FastifyReply, name: string) => oauthError(reply, 400, 'invalid_request', `Missing required parameter: ${name}.`);
+    /** Doorkeeper's client authentication: HTTP Basic first, then `client_id` and `client_secret` in the body. */
+    const client = (req: FastifyRequest, params: Record<string, unknown>) => {
+      const basic = /^Basic (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+      const pair = basic === undefined ? undefined : Buffer.from(basic, 'base64').toString('utf8');
+      const colon = pair?.indexOf(':') ?? -1;
+      const [id, secret] =
+        pair !== undefined && colon !== -1 ? [pair.slice(0, colon), pair.slice(colon + 1)] : [text(params.client_id), text(params.client_secret)];
+      return apps.find((a) => id !== undefined && a.clientId === id && a.clientSecret === secret);
+    };
+    const redirectUriProblem = (uri: string | undefined) => {
+      if (uri === undefined) return "can't be blank";
+      if (!URL.canParse(uri)) return 'must be an absolute URI.';
+      if (uri.includes('#')) return 'cannot contain a fragment.';
+      return undefined;
+    };
+
+    oauth.post('/api/v1/apps', async (req, reply) => {
+      const params = fields(req);
+      record(req, params);
+      const name = text(params.client_name);
+      const uris: unknown = params.redirect_uris;
+      const redirectUri = Array.isArray(uris) && uris.length === 1 ? text(uris[0]) : text(uris);
+      const scopes = (text(params.scopes) ?? 'read').split(' ').filter((s) => s !== '');
+      if (name === undefined) return reply.code(422).send({ error: "Validation failed: Application name can't be blank" });
+      const problem = redirectUriProblem(redirectUri);
+      if (problem !== undefined || redirectUri === undefined) return reply.code(422).send({ error: `Validation failed: Redirect URI ${problem}` });
+      const registered: FakeApp = {
+        id: String(nextId++),
+        name,
+        website: text(params.website) ?? null,
+        redirectUri,
+        scopes,
+        clientId: randomBytes(32).toString('base64url'),
+        clientSecret: randomBytes(32).toString('base64url'),
+        createdAt: new Date(now()).toISOString(),
+      };
+      apps.push(registered);
+      return {
+        id: registered.id,
+        name: registered.name,
+        website: registered.website,
+        scopes: registered.scopes,
+        redirect_uris: [registered.redirectUri],
+        redirect_uri: registered.redirectUri,
+        vapid_key: vapidKey,
+        client_id: registered.clientId,
+        client_secret: registered.clientSecret,
+        client_secret_expires_at: 0,
+      };
+    });
+
+    oauth.get<{ Querystring: Record<string, string | undefined> }>('/oauth/authorize', async (req, reply) => {
+      record(req, null);
+      const { response_type: responseType, client_id: clientId, redirect_uri: redirectUri, scope, state } = req.query;
+      const { code_challenge: challenge, code_challenge_method: method } = req.query;
+      const page = (message: string) =>
+        reply
+          .code(400)
+          .type('text/html; charset=utf-8')
+          .send(`<!DOCTYPE html><html><body><h1>An error has occurred</h1><p>${escapeHtml(message)}</p></body></html>`);
+      const registered = apps.find((a) => a.clientId === clientId);
+      if (registered === undefined) return page(OAUTH_ERRORS.invalid_client);
+      if (redirectUri !== registered.redirectUri) return page("The requested redirect uri is malformed or doesn't match client redirect URI.");
+      if (responseType !== 'code') return page('The authorization server does not support this response type.');
+      const scopes = (scope ?? 'read').split(' ').filter((s) => s !== '');
+      if (scopes.length === 0 || scopes.some((s) => !registered.scopes.includes(s))) return page('The requested scope is invalid, unknown, or malformed.');
+      if (challenge !== undefined && method !== 'S256') return page('The code_challenge_method must be S256.');
+      const account = consenting === undefined ? [...accounts.values()].at(-1) : accounts.get(consenting);
+      if (account === undefined) return page('Mastodon (fake): no account is signed in (addAccount first)');
+      const back = (params: Record<string, string>) => {
+        const target = new URL(redirectUri);
+        for (const [key, value] of Object.entries(params)) target.searchParams.set(key, value);
+        if (state !== undefined) target.searchParams.set('state', state);
+        return reply.redirect(target.toString(), 302);
+      };
+      if (refuseNext) {
+        refuseNext = false;
+        return back({ error: 'access_denied', error_description: 'The resource owner or authorization server denied the request.' });
+      }
+      const code = randomBytes(32).toString('base64url');
+      codes.set(code, {
+        clientId: registered.clientId,
+        redirectUri,
+        accountId: account.id,
+        scope: scopes.join(' '),
+        challenge: challenge ?? null,
+        expiresAt: now() + CODE_TTL_MS,
+        used: false,
+      });
+      return back({ code });
+    });
+
+    oauth.post('/oauth/token', async (req, reply) => {
+      const params = fields(req);
+      record(req, params);
+      const grantType = text(params.grant_type);
+      if (grantType === undefined) return missing(reply, 'grant_type');
+      if (grantType !== 'authorization_code') return oauthError(reply, 400, 'unsupported_grant_type', OAUTH_ERRORS.unsupported_grant_type);
+      const held = codes.get(text(params.code) ?? '');
+      const verifier = text(params.code_verifier);
+      if (held?.challenge != null && verifier === undefined) return missing(reply, 'code_verifier');
+      if (text(params.redirect_uri) === undefined) return missing(reply, 'redirect_uri');
+      const registered = client(req, params);
+      if (registered === undefined) return oauthError(reply, 401, 'invalid_client', OAUTH_ERRORS.invalid_client);
+      const account = held === undefined ? undefined : accounts.get(held.accountId);
+      const verified =
+        held?.challenge == null
+          ? verifier === undefined
+          : verifier !== undefined && createHash('sha256').update(verifier).digest('base64url') === held.challenge;
+      if (
+        held === undefined ||
+        account === undefined ||
+        held.used ||
+        now() >= held.expiresAt ||
+        held.clientId !== registered.clientId ||
+        held.redirectUri !== params.redirect_uri ||
+        !verified
+      )
+        return oauthError(reply, 400, 'invalid_grant', OAUTH_ERRORS.invalid_grant);
+      held.used = true;
+      issuedTo.set(account.token, registered.clientId);
+      return reply
+        .headers({ 'cache-control': 'no-store', pragma: 'no-cache' })
+        .send({ access_token: account.token, token_type: 'Bearer', scope: held.scope, created_at: Math.floor(now() / 1000) });
+    });
+
+    oauth.post('/oauth/revoke', async (req, reply) => {
+      const params = fields(req);
+      record(req, params);
+      const registered = client(req, params);
+      if (registered === undefined) return oauthError(reply, 403, 'unauthorized_client', OAUTH_ERRORS.unauthorized_client);
+      const token = text(params.token);
+      if (token === undefined) return {};
+      const owner = issuedTo.get(token);
+      if (owner !== undefined && owner !== registered.clientId) return oauthError(reply, 403, 'unauthorized_client', OAUTH_ERRORS.unauthorized_client);
+      const account = [...accounts.values()].find((a) => a.token === token);
+      if (account !== undefined) {
+        account.token = randomUUID();
+        issuedTo.delete(token);
+      }
+      revocations.push({ token, clientId: registered.clientId, revoked: account !== undefined, at: new Date(now()).toISOString() });
+      return {};
+    });
+    done();
+  });
+
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   base = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
@@ -269,6 +496,15 @@ export async function startMastodonFake(): Promise<MastodonFake> {
     requests,
     fail: (fault) => faults.push(fault),
     videoProcessing,
+    apps,
+    revocations,
+    consentAs(account) {
+      if (!accounts.has(account.id)) throw new Error(`no account ${account.id}`);
+      consenting = account.id;
+    },
+    refuseNextConsent() {
+      refuseNext = true;
+    },
     advance(ms) {
       offsetMs += ms;
     },

@@ -1,7 +1,8 @@
 import type { LivePlatformId } from '../../domain/platforms/live.js';
-import type { OAuthConsent } from '../../domain/ports/oauth.js';
+import type { InstanceConsent, OAuthConsent } from '../../domain/ports/oauth.js';
 import type { Publisher } from '../../domain/ports/publisher.js';
 import { createBlueskyPublisher } from './bluesky/publisher.js';
+import { mastodonInstanceConsent } from './mastodon/oauth.js';
 import { createMastodonPublisher } from './mastodon/publisher.js';
 import { createOAuthClient, type OAuthApp } from './oauth.js';
 import { createLinkedInApi, linkedInOAuth } from './linkedin/api.js';
@@ -24,20 +25,26 @@ export interface PlatformApps {
 export function livePlatforms(
   fetch: typeof globalThis.fetch,
   apps: PlatformApps,
-): { publishers: Record<LivePlatformId, Publisher>; oauth: Partial<Record<LivePlatformId, OAuthConsent>> } {
+): {
+  publishers: Record<LivePlatformId, Publisher>;
+  oauth: Partial<Record<LivePlatformId, OAuthConsent>>;
+  instanceOAuth: Partial<Record<LivePlatformId, InstanceConsent>>;
+} {
   const x = apps.x.app === undefined ? undefined : createOAuthClient(xOAuth(createXApi(fetch, apps.x.baseUrl)), apps.x.app, { fetch, baseUrl: apps.x.baseUrl });
   const { linkedin: li } = apps;
   const linkedin =
     li.app === undefined
       ? undefined
       : createOAuthClient(linkedInOAuth(createLinkedInApi(fetch, li.baseUrl, li.version)), li.app, { fetch, baseUrl: li.baseUrl });
+  const mastodon = createMastodonPublisher({ fetch });
   return {
     publishers: {
       bluesky: createBlueskyPublisher({ fetch }),
-      mastodon: createMastodonPublisher({ fetch }),
+      mastodon,
       x: createXPublisher({ fetch, baseUrl: apps.x.baseUrl, oauth: x }),
       linkedin: createLinkedInPublisher({ fetch, baseUrl: li.baseUrl, version: li.version }),
     },
     oauth: { ...(x === undefined ? {} : { x: x.consent }), ...(linkedin === undefined ? {} : { linkedin: linkedin.consent }) },
+    instanceOAuth: { mastodon: mastodonInstanceConsent(fetch, mastodon) },
   };
 }

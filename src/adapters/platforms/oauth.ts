@@ -1,14 +1,11 @@
 import * as oauth from 'oauth4webapi';
 import type { ConnectedAccount } from '../../domain/ports/publisher.js';
 import { ConnectError } from '../../domain/ports/publisher.js';
-import type { ConsentStart, OAuthConsent } from '../../domain/ports/oauth.js';
+import type { ConsentStart, OAuthConsent, RegisteredApp } from '../../domain/ports/oauth.js';
 import { networkMessage } from '../net/network-message.js';
 
 /** A platform's app on this server, from `HERALD_<PLATFORM>_CLIENT_ID` and `_CLIENT_SECRET`. */
-export interface OAuthApp {
-  clientId: string;
-  clientSecret: string;
-}
+export type OAuthApp = RegisteredApp;
 
 /** What an OAuth platform keeps to publish: its tokens, and when the access token ends. */
 export interface OAuthTokens {
@@ -30,8 +27,8 @@ export interface OAuthPlatform {
   pkce: boolean;
   /** How the client authenticates at the token endpoint: HTTP Basic or the form's body. */
   clientAuth: 'basic' | 'post';
-  /** Reads who the account is with a fresh access token. */
-  identify(tokens: OAuthTokens): Promise<Omit<ConnectedAccount<OAuthTokens>, 'credentials'>>;
+  /** Reads who the account is with a fresh access token; `credentials`, when given, are kept instead of the tokens. */
+  identify(tokens: OAuthTokens): Promise<Omit<ConnectedAccount<unknown>, 'credentials'> & { credentials?: unknown }>;
 }
 
 export interface OAuthClient {
@@ -76,7 +73,8 @@ export function createOAuthClient(
   };
   const client: oauth.Client = { client_id: app.clientId };
   const auth = platform.clientAuth === 'basic' ? oauth.ClientSecretBasic(app.clientSecret) : oauth.ClientSecretPost(app.clientSecret);
-  const requestOptions = { [oauth.customFetch]: options.fetch, [oauth.allowInsecureRequests]: options.baseUrl?.startsWith('http:') === true };
+  // Plain http only where the operator or the SSRF guard allowed it (a fake, a proxy, a private instance).
+  const requestOptions = { [oauth.customFetch]: options.fetch, [oauth.allowInsecureRequests]: as.token_endpoint?.startsWith('http:') === true };
   const bounded = () => ({ ...requestOptions, signal: AbortSignal.timeout(TOKEN_CALL_TIMEOUT_MS) });
 
   const tokensOf = (response: oauth.TokenEndpointResponse): OAuthTokens => ({
@@ -112,7 +110,7 @@ export function createOAuthClient(
       }
       const who = await platform.identify(tokens);
       const ends = tokens.refreshToken === null && tokens.expiresAt !== null ? { endsAt: new Date(tokens.expiresAt) } : {};
-      return { ...who, credentials: tokens, ...ends };
+      return { ...who, credentials: who.credentials ?? tokens, ...ends };
     },
     async revoke(credentials) {
       const { accessToken, refreshToken } = credentials as Partial<OAuthTokens>;

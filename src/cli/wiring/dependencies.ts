@@ -39,6 +39,7 @@ export async function createDependencies(
     vault: createCredentialVault(secretKey),
     publishers: createPublisherRegistry(createSandboxPublisher(db), live.publishers),
     oauth: live.oauth,
+    instanceOAuth: live.instanceOAuth,
     callbackUrl: `${env.publicUrl}/oauth/callback`,
     storage: given.storage ?? mediaStorageOf(env),
     probe: given.probe ?? new FfprobeMediaProbe(),

@@ -1,5 +1,5 @@
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
-import type { ConnectionsTable, Database } from '../schema.js';
+import type { ConnectionsTable, Database, InstanceAppsTable } from '../schema.js';
 
 export type ConnectionRow = Selectable<ConnectionsTable>;
 
@@ -38,4 +38,29 @@ export async function endConnection(
     .where('status', '=', 'pending')
     .returningAll()
     .executeTakeFirst();
+}
+
+export type InstanceAppRow = Selectable<InstanceAppsTable>;
+
+export async function selectInstanceApp(
+  db: Kysely<Database>,
+  key: Pick<InstanceAppRow, 'platform' | 'instance' | 'redirect_uri'>,
+): Promise<InstanceAppRow | undefined> {
+  return db
+    .selectFrom('instance_apps')
+    .selectAll()
+    .where('platform', '=', key.platform)
+    .where('instance', '=', key.instance)
+    .where('redirect_uri', '=', key.redirect_uri)
+    .executeTakeFirst();
+}
+
+/** Keeps an app registered on an instance; one registered meanwhile by another request is the one kept. */
+export async function insertInstanceApp(db: Kysely<Database>, row: Insertable<InstanceAppsTable>): Promise<InstanceAppRow> {
+  await db
+    .insertInto('instance_apps')
+    .values(row)
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+  return (await selectInstanceApp(db, row)) as InstanceAppRow;
 }

@@ -1,5 +1,21 @@
 import type { ConnectedAccount } from './publisher.js';
 
+/** An app registered with an authorization server. */
+export interface RegisteredApp {
+  clientId: string;
+  clientSecret: string;
+}
+
+/**
+ * A platform whose every server authorizes on its own (Mastodon): Herald registers itself as an
+ * app on an instance, then takes people through that instance's consent page. Both reject with a
+ * ConnectError whose message is fit to show a person.
+ */
+export interface InstanceConsent {
+  register(instance: string, redirectUri: string): Promise<RegisteredApp>;
+  consent(instance: string, app: RegisteredApp): OAuthConsent;
+}
+
 /** The consent page to send a person to, and the PKCE verifier to keep for the exchange (null where the platform takes none). */
 export interface ConsentStart {
   authorizationUrl: string;

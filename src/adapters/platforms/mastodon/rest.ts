@@ -31,7 +31,8 @@ export function createRest(fetch: typeof globalThis.fetch, instance: string, acc
   const base = instance.replace(/\/+$/, '');
   const host = hostOf(instance);
   return async <T>(call: RestCall): Promise<RestResult<T>> => {
-    const headers: Record<string, string> = { authorization: `Bearer ${accessToken}`, ...call.headers };
+    // An app registration is made before there is any token.
+    const headers: Record<string, string> = { ...(accessToken === '' ? {} : { authorization: `Bearer ${accessToken}` }), ...call.headers };
     let body: string | FormData | undefined;
     if (call.json !== undefined) {
       headers['content-type'] = 'application/json';
