@@ -49,8 +49,19 @@ class AnsweredOnly extends LogController {
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (error || this.lines === undefined) super.requestCompleted(error, request, reply);
     else if (!this.isLogDisabled(request))
-      this.lines.info({ reqId: request.id, req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+      this.lines.info({ reqId: request.id, req: withoutPermissions(request), res: reply, responseTime: reply.elapsedTime }, 'request completed');
   }
+}
+
+/** Paths whose query string is a permission: a one-time authorization code and state, a signed media URL's signature. */
+const PERMISSION_QUERIES = ['/oauth/callback', '/media/'];
+
+/** The request as Fastify's serializer reads it, its URL without a query string that carries a permission. */
+function withoutPermissions(request: FastifyRequest): FastifyRequest {
+  const query = request.url.indexOf('?');
+  if (query === -1 || !PERMISSION_QUERIES.some((path) => request.url.startsWith(path))) return request;
+  const url = `${request.url.slice(0, query)}?[redacted]`;
+  return { method: request.method, url, headers: request.headers, host: request.host, ip: request.ip, socket: request.socket } as FastifyRequest;
 }
 
 type LogMethod = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';

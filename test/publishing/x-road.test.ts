@@ -5,7 +5,7 @@ import { injectChecked, UNLIMITED, useTestApi, type Schemas } from '../support/a
 import { userWithKey, type TestUser } from '../support/fixtures.js';
 import { makeMediaFiles, type MediaFiles } from '../support/media-files.js';
 import { postDetail, publishNow, uploadMedia } from '../support/posts.js';
-import { runLogger } from '../support/run-log.js';
+import { noteSecret, runLogger } from '../support/run-log.js';
 import { startXFake, type XFake, type XUser } from '../support/x-fake.js';
 import { expectEventMatchesSpec } from '../support/contract.js';
 import { startTestReceiver, verifiedWith } from '../support/webhook-receiver.js';
@@ -40,6 +40,8 @@ async function consent(connection: Connection) {
   expect(atX.status).toBe(302);
   const back = new URL(atX.headers.get('location') ?? '');
   expect(back.pathname).toBe('/oauth/callback');
+  // The code and the state are permissions: the run's log must hold neither (checked when the run ends).
+  for (const name of ['code', 'state']) noteSecret(back.searchParams.get(name) ?? '');
   return api.request<string>({ method: 'GET', url: `${back.pathname}${back.search}` });
 }
 
