@@ -3,7 +3,6 @@ import pg from 'pg';
 import { isDatabaseUnavailable } from './connection-errors.js';
 import { listenOnPostgres, type ChannelHandlers, type StopListening } from './notifications.js';
 import type { Database } from './schema.js';
-import { HERALD_TYPES } from './timestamps.js';
 
 /** An open database: the Kysely instance and how to close everything beneath it. */
 export interface DatabaseHandle {
@@ -41,7 +40,6 @@ export function openPostgres(connectionString: string, onConnectionError: (err: 
     idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_TIMEOUT_MS,
     keepAlive: true,
     max: 10,
-    types: HERALD_TYPES,
     ...(server === undefined ? {} : { application_name: server.sessionName }),
   });
   // A client losing its server must not crash the process; the next query reconnects. The pool only

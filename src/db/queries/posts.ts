@@ -1,7 +1,6 @@
 import { sql, type Expression, type Insertable, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { compiledOnce } from '../compiled-query.js';
-import { parseTimestamptz } from '../timestamps.js';
 import type { Database, PostMediaTable, PostStatus, PostsTable, PostTargetsTable } from '../schema.js';
 
 export type PostRow = Selectable<PostsTable>;
@@ -193,8 +192,9 @@ function toPostContents(row: PostContentsRow): PostContents {
     mediaIds: row.media_ids,
     targets: row.targets.map((t) => ({
       ...t,
-      published_at: t.published_at === null ? null : parseTimestamptz(t.published_at),
-      next_attempt_at: t.next_attempt_at === null ? null : parseTimestamptz(t.next_attempt_at),
+      // JSON carries them as ISO 8601 text (`2026-11-26T09:04:15.186+00:00`), which Date reads.
+      published_at: t.published_at === null ? null : new Date(t.published_at),
+      next_attempt_at: t.next_attempt_at === null ? null : new Date(t.next_attempt_at),
     })),
   };
 }
