@@ -68,7 +68,7 @@ type LogMethod = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'sile
 
 /**
  * A request's logger, made when something first logs through it: most requests log only the line
- * above, and a pino child made for each of them cost ~3% of a request's CPU (npm run bench).
+ * above, and need no pino child of their own (bench/devices.md).
  */
 class LazyChild implements FastifyBaseLogger {
   #made: FastifyBaseLogger | undefined;

@@ -95,7 +95,7 @@ export async function installRateLimits(app: FastifyInstance, options: RateLimit
 
   // A 401 is a failed guess at a key, and counts in the address's guess bucket; past it the error
   // handler answers 429. Counted when the failure is thrown rather than as every answer is sent:
-  // a hook on sending costs every request (~4% of a read).
+  // a hook on sending would cost every request.
   app.addHook('onError', async (req: FastifyRequest, reply: FastifyReply, error: Error & { statusCode?: number }) => {
     if (error.statusCode !== 401 || req.routeOptions.config.heraldRateLimit !== 'caller') return;
     const guessed = stateOf(await guesses(req));

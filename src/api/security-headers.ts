@@ -69,7 +69,7 @@ export function installSecurityHeaders(app: FastifyInstance): void {
   });
   // Unknown paths have no route config, and get the API's headers. Set among the reply's own headers
   // rather than on the raw response: Node then writes them all in one pass with the others, instead of
-  // storing each one as it is set and then every header of the answer again (2% of a getPost).
+  // storing each one as it is set and then every header of the answer again.
   app.addHook('onRequest', (req: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     reply.headers(req.routeOptions.config.securityHeaders ?? api);
     done();
