@@ -213,7 +213,7 @@ export interface paths {
          *     - **Sandbox** (any of the 11 platforms): leave `credentials` out and give a `username`.
          *       A sandbox account publishes into Herald's own outbox, with a platform post id and a
          *       URL under `sandbox.herald.invalid`, so the whole road can be tried with no network.
-         *     - **Through the platform's consent page** (X, LinkedIn): not here. Start with `startConnection`;
+         *     - **Through the platform's consent page** (X, LinkedIn, Instagram, Facebook, Threads): not here. Start with `startConnection`;
          *       credentials for such a platform are refused with a `details` item pointing there.
          *
          *     The service URL (`service`, `instance`) must be `https` and resolve to public
@@ -288,10 +288,13 @@ export interface paths {
          *     platform sends them back to Herald (`GET /oauth/callback`), which exchanges the code for
          *     tokens (PKCE S256 where the platform supports it), reads who the account is, and
          *     connects it to the caller. A platform account the caller already has is reconnected in
-         *     place: same id, new tokens, `health` back to `ok`.
+         *     place: same id, new tokens, `health` back to `ok`. One consent may connect several
+         *     accounts: a Facebook consent connects every Page the person chose (and may publish to:
+         *     the `CREATE_CONTENT` or `MANAGE` task), each as its own account, all listed in
+         *     `accountIds`.
          *
          *     Follow the connection with `getConnection`: `pending` until the person comes back,
-         *     then `connected` with `accountId`, or `failed` with `error` (they refused, the exchange
+         *     then `connected` with `accountId` and `accountIds`, or `failed` with `error` (they refused, the exchange
          *     failed), or `expired` when nobody came back within 10 minutes (`expiresAt`). With a
          *     `returnUrl`, the person's browser is sent there at the end with
          *     `?connection={id}&status=connected|failed`; without one, Herald shows a short page
@@ -657,6 +660,28 @@ export interface paths {
          *     this document by `npm run docs`; a server started without building it answers 404.
          */
         get: operations["getApiReference"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/robots.txt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Tell crawlers what they may fetch
+         * @description Crawlers may fetch public media URLs (`/media/…`, which Instagram and Threads fetch with
+         *     Meta's crawler, `facebookexternalhit`, honouring this file) and nothing else. No key
+         *     needed, never rate limited.
+         */
+        get: operations["getRobots"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1193,7 +1218,7 @@ export interface components {
          *     Cross-field rules (answered as `Invalid request` with `details`): a live account needs
          *     its platform's credentials (Bluesky: `service`, `identifier`, `appPassword`; Mastodon:
          *     `instance`, `accessToken`) and no others; only Bluesky and Mastodon can be connected
-         *     live with credentials (X and LinkedIn connect through `startConnection`); a sandbox account needs `username` and takes no `credentials`; `username` and
+         *     live with credentials (X, LinkedIn, Instagram, Facebook and Threads connect through `startConnection`); a sandbox account needs `username` and takes no `credentials`; `username` and
          *     `displayName` are taken from the platform for a live account and refused here.
          */
         AccountConnectInput: {
@@ -1470,8 +1495,14 @@ export interface components {
              * @description Until when the person can come back from the consent page (10 minutes after the start).
              */
             expiresAt: string;
-            /** @description The connected account, once `status` is `connected`. */
+            /** @description The connected account (the first of `accountIds`), once `status` is `connected`. */
             accountId: string | null;
+            /**
+             * @description Every account the consent connected, once `status` is `connected`; empty before. One
+             *     for most platforms; a Facebook consent connects each Page the person chose as its own
+             *     account, in the order Facebook lists them.
+             */
+            accountIds: string[];
             /** @description Why the connection failed, fit to show a person; null unless `status` is `failed`. */
             error: string | null;
         };
@@ -3609,6 +3640,26 @@ export interface operations {
                 };
             };
             429: components["responses"]["RateLimited"];
+        };
+    };
+    getRobots: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rules, in the robots exclusion protocol (RFC 9309). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
         };
     };
     getLiveness: {

@@ -9,6 +9,7 @@ import { disconnectAccountHandler } from './operations/disconnectAccount.js';
 import { getApiReferenceHandler } from './operations/getApiReference.js';
 import { getConnectionHandler } from './operations/getConnection.js';
 import { getLivenessHandler } from './operations/getLiveness.js';
+import { getRobotsHandler } from './operations/getRobots.js';
 import { getOpenApiJsonHandler } from './operations/getOpenApiJson.js';
 import { getOpenApiYamlHandler } from './operations/getOpenApiYaml.js';
 import { getPostHandler } from './operations/getPost.js';
@@ -65,6 +66,7 @@ export function createServiceHandlers(ctx: OperationContext, reference: Referenc
     listPlatforms: listPlatformsHandler(ctx),
     getOpenApiJson: getOpenApiJsonHandler(reference),
     getOpenApiYaml: getOpenApiYamlHandler(reference),
+    getRobots: getRobotsHandler(),
     getApiReference: getApiReferenceHandler(reference),
     getLiveness: getLivenessHandler(),
     getReadiness: getReadinessHandler(ctx),

@@ -224,7 +224,10 @@ export interface ConnectionsTable {
   return_url: string | null;
   /** The instance the consent goes through, for platforms whose servers authorize on their own (Mastodon). */
   instance: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The first connected account (the one `account_ids` starts with). */
   account_id: string | null;
+  /** Every account the consent connected, in the platform's order; null until connected. */
+  account_ids: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
   error: string | null;
   created_at: Date;
   expires_at: Date;

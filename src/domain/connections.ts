@@ -111,8 +111,9 @@ export async function completeConnection(deps: ConnectionDeps, query: CallbackQu
   if (query.state === undefined || query.state === '' || query.state.length > MAX_STATE_LENGTH) return { kind: 'unknown_state' };
   const taken = await takeConnectionByState(deps.db, hashOf(query.state));
   if (taken === undefined) return { kind: 'unknown_state' };
-  const end = async (status: Exclude<ConnectionStatus, 'pending'>, fields: { account_id?: string; error?: string }): Promise<CallbackOutcome> => {
-    const row = await endConnection(deps.db, taken.id, { status, account_id: fields.account_id ?? null, error: fields.error ?? null, ended_at: now });
+  const end = async (status: Exclude<ConnectionStatus, 'pending'>, fields: { account_ids?: string[]; error?: string }): Promise<CallbackOutcome> => {
+    const ids = fields.account_ids ?? null;
+    const row = await endConnection(deps.db, taken.id, { status, account_id: ids?.[0] ?? null, account_ids: ids, error: fields.error ?? null, ended_at: now });
     return { kind: 'ended', connection: toConnectionView(row ?? taken, now), returnUrl: taken.return_url };
   };
   const platform = displayNameOf(taken.platform);
@@ -128,8 +129,9 @@ export async function completeConnection(deps: ConnectionDeps, query: CallbackQu
     if (consent === undefined) return await end('failed', { error: `${platform} is no longer configured on this server` });
     const verifier = taken.code_verifier === null ? null : deps.vault.open<{ codeVerifier: string }>(taken.code_verifier).codeVerifier;
     const connected = await consent.finish(query.code, verifier, deps.callbackUrl);
-    const { account } = await storeConnectedAccount(deps, { userId: taken.user_id }, taken.platform, connected);
-    return await end('connected', { account_id: account.id });
+    const ids: string[] = [];
+    for (const one of connected) ids.push((await storeConnectedAccount(deps, { userId: taken.user_id }, taken.platform, one)).account.id);
+    return await end('connected', { account_ids: ids });
   } catch (error) {
     if (isConnectError(error) || error instanceof DomainError) return end('failed', { error: error.message });
     deps.log.error({ connectionId: taken.id, errorName: errorName(error) }, 'connecting an account failed');
@@ -192,6 +194,7 @@ function toConnectionView(row: ConnectionRow, now: Date): Connection {
     authorizationUrl: status === 'pending' ? row.authorization_url : null,
     expiresAt: row.expires_at.toISOString(),
     accountId: row.account_id,
+    accountIds: row.account_ids ?? [],
     error: status === 'failed' ? row.error : null,
   };
 }

@@ -171,6 +171,7 @@ describe('the running service honours its contract', { timeout: 120_000 }, () =>
     expect((await fetchChecked(baseUrl, 'GET', '/api/v1/accounts', { key: 'hrld_unknown' })).status).toBe(401);
     expect((await fetchChecked(baseUrl, 'GET', '/openapi.json')).body).toEqual(parse(readFileSync(SPEC_PATH, 'utf8')));
     expect((await fetchChecked(baseUrl, 'GET', '/openapi.yaml')).status).toBe(200);
+    expect((await fetchChecked(baseUrl, 'GET', '/robots.txt')).body).toBe('User-agent: *\nAllow: /media/\nDisallow: /\n');
     // The page `npm run build` made beside the binary (this run's setup built both).
     expect((await fetchChecked(baseUrl, 'GET', '/docs')).status).toBe(200);
     // A platform pulling the photo by the signed URL a publisher would give it.

@@ -102,4 +102,11 @@ describe('GET /media/{id} by a signed URL', () => {
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ error: 'Invalid request', details: [{ path: ['signature'], code: 'invalid_type' }] });
   });
+
+  it('lets crawlers fetch public media and nothing else (robots.txt), with no key', async () => {
+    const res = await api.request<string>({ method: 'GET', url: '/robots.txt' });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(res.body).toBe('User-agent: *\nAllow: /media/\nDisallow: /\n');
+  });
 });

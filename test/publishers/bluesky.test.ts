@@ -75,6 +75,7 @@ async function publish(credentials: BlueskyCredentials, toPublish: PartToPublish
       account: { id: 'acc_1', platform: 'bluesky', username: credentials.handle, platformUserId: credentials.did },
       credentials,
       parts: toPublish,
+      postType: 'post',
       fields: {},
       firstAttemptAt: new Date(),
       inDoubt: false,

@@ -1,10 +1,14 @@
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandboxPublisher } from '../../src/adapters/platforms/sandbox.js';
 import { createBlueskyPublisher, type BlueskyCredentials } from '../../src/adapters/platforms/bluesky/publisher.js';
 import { createMastodonPublisher } from '../../src/adapters/platforms/mastodon/publisher.js';
 import { createLinkedInPublisher } from '../../src/adapters/platforms/linkedin/publisher.js';
+import { createFacebookPublisher } from '../../src/adapters/platforms/meta/facebook.js';
+import { createInstagramPublisher } from '../../src/adapters/platforms/meta/instagram.js';
 import { createOAuthClient } from '../../src/adapters/platforms/oauth.js';
 import { createXApi, xOAuth } from '../../src/adapters/platforms/x/api.js';
 import { createXPublisher } from '../../src/adapters/platforms/x/publisher.js';
@@ -19,6 +23,8 @@ import type {
 } from '../../src/domain/ports/publisher.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
+import { startFacebookFake, type FacebookFake } from '../support/facebook-fake.js';
+import { startInstagramFake, type InstagramFake } from '../support/instagram-fake.js';
 import { startLinkedInFake, type LinkedInFake } from '../support/linkedin-fake.js';
 import { startMastodonFake, type MastodonFake } from '../support/mastodon-fake.js';
 import { startXFake, type XFake } from '../support/x-fake.js';
@@ -44,6 +50,8 @@ interface Harness<C> {
   refreshes?(): number;
   /** Media the platform takes a while to process, and how to let it finish. */
   slowMedia?(): { media: MediaToPublish; finish(): void };
+  /** What every post of this platform must carry (Instagram posts need an image); none by default. */
+  requiredMedia?(): MediaToPublish[];
 }
 
 let database: TestDatabase;
@@ -52,16 +60,38 @@ let proxy: FaultProxy;
 let mastodon: MastodonFake;
 let x: XFake;
 let linkedin: LinkedInFake;
+let instagram: InstagramFake;
+let facebook: FacebookFake;
+/** Serves a JPEG for the platforms that fetch media by URL, as Herald's public media URLs do. */
+let mediaServer: { url: string; close(): Promise<void> };
 const png = solidPng(16, 16);
 let names = 0;
 
 beforeAll(async () => {
-  [database, pds, mastodon, x, linkedin] = await Promise.all([createTestDatabase(), startTestPds(), startMastodonFake(), startXFake(), startLinkedInFake()]);
+  [database, pds, mastodon, x, linkedin, instagram, facebook, mediaServer] = await Promise.all([
+    createTestDatabase(),
+    startTestPds(),
+    startMastodonFake(),
+    startXFake(),
+    startLinkedInFake(),
+    startInstagramFake({ imagePolls: 0 }),
+    startFacebookFake(),
+    serveJpeg(),
+  ]);
   proxy = await startFaultProxy(pds.url);
 }, 180_000);
 afterAll(async () => {
   await proxy?.close();
-  await Promise.all([pds?.close(), mastodon?.close(), x?.close(), linkedin?.close(), database?.close()]);
+  await Promise.all([
+    pds?.close(),
+    mastodon?.close(),
+    x?.close(),
+    linkedin?.close(),
+    instagram?.close(),
+    facebook?.close(),
+    mediaServer?.close(),
+    database?.close(),
+  ]);
 });
 
 function image(fields: Partial<MediaToPublish> = {}): MediaToPublish {
@@ -111,11 +141,31 @@ function road<C>(initial: C) {
 }
 
 function request<C>(account: PublishAccount, credentials: C, parts: PartToPublish[], inDoubt = false): PublishRequest<C> {
-  return { account, credentials, parts, fields: {}, firstAttemptAt: new Date(), inDoubt, now: new Date() };
+  return { account, credentials, parts, postType: 'post', fields: {}, firstAttemptAt: new Date(), inDoubt, now: new Date() };
 }
 
 function part(publisher: Publisher<unknown>, text: string, media: MediaToPublish[] = []): PartToPublish {
   return { index: 0, text, media, material: publisher.newPartMaterial(new Date()), published: null, progress: null };
+}
+
+/** A JPEG served over HTTP on 127.0.0.1, with its exact type and length, as Herald's public media route serves one. */
+async function serveJpeg(): Promise<{ url: string; close(): Promise<void> }> {
+  const jpeg = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), randomBytes(1020), Buffer.from([0xff, 0xd9])]);
+  const server = createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': jpeg.length });
+    res.end(req.method === 'HEAD' ? undefined : jpeg);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/photo.jpg`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** An image a platform fetches by URL from the served JPEG. */
+function fetchedJpeg(): MediaToPublish {
+  return image({ mime: 'image/jpeg', bytes: 1026, publicUrl: () => mediaServer.url });
 }
 
 /** What the engine does with an attempt in doubt: ask the platform first, when the publisher can. */
@@ -126,7 +176,7 @@ async function retryInDoubt<C>(publisher: Publisher<C>, req: PublishRequest<C>, 
     if (found.kind === 'found') return { kind: 'published', parts: [found.part] };
     if (found.kind !== 'absent') return { kind: 'unknown', message: found.kind };
   }
-  return publisher.publish({ ...req, inDoubt: false }, hooks);
+  return publisher.publish(req, hooks);
 }
 
 const harnesses: [string, Harness<unknown>][] = [
@@ -264,6 +314,60 @@ const harnesses: [string, Harness<unknown>][] = [
       },
     },
   ],
+  [
+    'instagram',
+    {
+      publisher: () => createInstagramPublisher({ fetch, baseUrl: instagram.url, version: 'v25.0', app: undefined, publicUrlProblem: () => null }),
+      account() {
+        names += 1;
+        const user = instagram.addUser({ username: `contract${names}` });
+        const credentials = instagram.grant(user);
+        return Promise.resolve({ account: { id: `acc_i${names}`, platform: 'instagram', username: user.username, platformUserId: user.id }, credentials });
+      },
+      posts: (account, _credentials, text) => Promise.resolve(instagram.media.filter((m) => m.userId === account.platformUserId && m.caption === text).length),
+      loseNextAnswer: () => instagram.fail('publish', { kind: 'commitThenDrop' }),
+      requiredMedia: () => [fetchedJpeg()],
+      slowMedia() {
+        instagram.imagePolls = 1000;
+        return {
+          media: fetchedJpeg(),
+          finish: () => {
+            for (const c of instagram.containers.values()) if (c.state === 'IN_PROGRESS') c.pollsLeft = 0;
+            instagram.imagePolls = 0;
+          },
+        };
+      },
+    },
+  ],
+  [
+    'facebook',
+    {
+      publisher: () => createFacebookPublisher({ fetch, baseUrl: facebook.url, version: 'v25.0', app: undefined }),
+      account() {
+        names += 1;
+        const user = facebook.addUser({ name: `Contract ${names}` });
+        const page = facebook.addPage(user, { name: `Contract Page ${names}` });
+        return Promise.resolve({
+          account: { id: `acc_f${names}`, platform: 'facebook', username: page.name, platformUserId: page.id },
+          credentials: { pageToken: facebook.pageToken(page) },
+        });
+      },
+      posts: (account, _credentials, text) => Promise.resolve(facebook.posts.filter((p) => p.pageId === account.platformUserId && p.message === text).length),
+      loseNextAnswer: () => facebook.fail('feed', { kind: 'commitThenDrop' }),
+      slowMedia() {
+        facebook.videoPolls = 1000;
+        // Facebook refuses a video under 1 KB.
+        const bytes = randomBytes(2048);
+        return {
+          media: image({ kind: 'video', mime: 'video/mp4', bytes: bytes.length, open: () => Promise.resolve(Readable.from([bytes])) }),
+          finish: () => {
+            for (const v of facebook.videos.values()) v.pollsLeft = 0;
+            facebook.videoPolls = 2;
+          },
+        };
+      },
+    },
+  ],
 ];
 
 describe.each(harnesses)("the %s publisher keeps the seam's promises", (_name, harness) => {
@@ -281,11 +385,12 @@ describe.each(harnesses)("the %s publisher keeps the seam's promises", (_name, h
   it('publishes the same material once, however often it is sent', async () => {
     const publisher = harness.publisher();
     const { account, credentials } = await harness.account();
-    const once = part(publisher, 'the same material');
-    const hooks = road(credentials).hooks({ version: 0 });
+    const once = part(publisher, 'the same material', harness.requiredMedia?.());
+    const engine = road(credentials);
+    const hooks = engine.hooks({ version: 0 });
     const first = await publisher.publish(request(account, credentials, [once]), hooks);
-    // Sent again as the engine sends an attempt in doubt: asked about first, where the platform can be asked.
-    const again = await retryInDoubt(publisher, request(account, credentials, [{ ...once }], true), hooks);
+    // Sent again as the engine sends an attempt in doubt (with what the part recorded): asked about first, where the platform can be asked.
+    const again = await retryInDoubt(publisher, request(account, credentials, [{ ...once, progress: engine.progress.get(0) ?? null }], true), hooks);
     expect([first.kind, again.kind]).toEqual(['published', 'published']);
     expect(await harness.posts(account, credentials, 'the same material')).toBe(1);
   });
@@ -293,12 +398,13 @@ describe.each(harnesses)("the %s publisher keeps the seam's promises", (_name, h
   it('gives one post for an answer lost and a retry', async () => {
     const publisher = harness.publisher();
     const { account, credentials } = await harness.account();
-    const lost = part(publisher, 'answer lost');
-    const hooks = road(credentials).hooks({ version: 0 });
+    const lost = part(publisher, 'answer lost', harness.requiredMedia?.());
+    const engine = road(credentials);
+    const hooks = engine.hooks({ version: 0 });
     harness.loseNextAnswer?.();
     const first = await publisher.publish(request(account, credentials, [lost]), hooks);
     if (harness.loseNextAnswer !== undefined) expect(first).toMatchObject({ kind: 'failed', retryable: true, mayHaveCommitted: true });
-    const retried = await retryInDoubt(publisher, request(account, credentials, [{ ...lost }], true), hooks);
+    const retried = await retryInDoubt(publisher, request(account, credentials, [{ ...lost, progress: engine.progress.get(0) ?? null }], true), hooks);
     expect(retried.kind).toBe('published');
     expect(await harness.posts(account, credentials, 'answer lost')).toBe(1);
   });

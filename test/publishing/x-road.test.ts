@@ -245,7 +245,8 @@ describe('connecting an X account through its consent page', () => {
       x: ['oauth', true],
       bluesky: ['credentials', true],
       mastodon: ['credentials', true],
-      instagram: ['sandbox', false],
+      instagram: ['oauth', false],
+      tiktok: ['sandbox', false],
     });
   });
 

@@ -10,6 +10,7 @@ import { ServiceState } from '../../src/api/service-state.js';
 import { expectMatchesSpec } from './contract.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { noteSecretsOf, runLogger } from './run-log.js';
+import { unusedPort } from './ports.js';
 import { testMediaSettings, type TestMediaSettings } from './media-settings.js';
 import { startTestPublishing, type TestPublishing } from './publishing.js';
 
@@ -79,7 +80,13 @@ export async function revokeHeard(api: TestApi, id: string): Promise<void> {
 export const UNLIMITED = { perKeyPerMinute: 1_000_000, writesPerKeyPerMinute: 1_000_000, perAddressPerMinute: 1_000_000 };
 
 /** One app on one fresh database for the whole test file; the tests build their own data in it. */
-export function useTestApi(options: { env?: () => Record<string, string> } = {}): TestApi {
+export function useTestApi(
+  options: {
+    env?: () => Record<string, string>;
+    /** Also serve the app over a socket on 127.0.0.1, as HERALD_PUBLIC_URL (platforms that fetch media from Herald reach it there). */
+    listen?: boolean;
+  } = {},
+): TestApi {
   const api = {} as TestApi;
   let stopWatchingKeys = async () => {};
   beforeAll(async () => {
@@ -87,13 +94,16 @@ export function useTestApi(options: { env?: () => Record<string, string> } = {})
     api.db = api.database.db;
     api.media = testMediaSettings();
     api.state = new ServiceState();
-    api.publishing = await startTestPublishing(api.db, api.media, {}, options.env?.());
+    const port = options.listen === true ? await unusedPort() : null;
+    const listening: Record<string, string> = port === null ? {} : { HERALD_PUBLIC_URL: `http://127.0.0.1:${port}` };
+    api.publishing = await startTestPublishing(api.db, api.media, {}, { ...options.env?.(), ...listening });
     // Keys are cached as the server caches them, so every test also shows that a change to a key is seen at once.
     const keys = await watchApiKeys(api.database);
     stopWatchingKeys = keys.stop;
     api.state.attach(api.publishing.serviceDeps, keys.cache);
     api.app = await buildApp({ context: api.state, rateLimits: { limits: UNLIMITED }, loggerInstance: runLogger() });
     api.request = (req) => injectChecked(api.app, req);
+    if (port !== null) await api.app.listen({ host: '127.0.0.1', port });
   });
   afterAll(async () => {
     await api.app?.close();

@@ -1,9 +1,13 @@
 import type { LivePlatformId } from '../../domain/platforms/live.js';
 import type { InstanceConsent, OAuthConsent } from '../../domain/ports/oauth.js';
 import type { Publisher } from '../../domain/ports/publisher.js';
+import { assertUrlAllowed } from '../net/guarded-fetch.js';
 import { createBlueskyPublisher } from './bluesky/publisher.js';
 import { mastodonInstanceConsent } from './mastodon/oauth.js';
 import { createMastodonPublisher } from './mastodon/publisher.js';
+import { createFacebookPublisher, facebookConsent } from './meta/facebook.js';
+import { createInstagramPublisher, instagramConsent } from './meta/instagram.js';
+import { createThreadsPublisher, threadsConsent } from './meta/threads.js';
 import { createOAuthClient, type OAuthApp } from './oauth.js';
 import { createLinkedInApi, linkedInOAuth } from './linkedin/api.js';
 import { createLinkedInPublisher } from './linkedin/publisher.js';
@@ -15,6 +19,10 @@ export interface PlatformApps {
   x: { app: OAuthApp | undefined; baseUrl: string | undefined };
   /** `version`: the LinkedIn-Version header (YYYYMM). */
   linkedin: { app: OAuthApp | undefined; baseUrl: string | undefined; version: string };
+  /** `version`: the Graph API version (`v25.0`). */
+  instagram: { app: OAuthApp | undefined; baseUrl: string | undefined; version: string };
+  facebook: { app: OAuthApp | undefined; baseUrl: string | undefined; version: string };
+  threads: { app: OAuthApp | undefined; baseUrl: string | undefined };
 }
 
 /**
@@ -25,26 +33,55 @@ export interface PlatformApps {
 export function livePlatforms(
   fetch: typeof globalThis.fetch,
   apps: PlatformApps,
+  network: { allowPrivateNetwork: boolean },
 ): {
   publishers: Record<LivePlatformId, Publisher>;
   oauth: Partial<Record<LivePlatformId, OAuthConsent>>;
   instanceOAuth: Partial<Record<LivePlatformId, InstanceConsent>>;
 } {
   const x = apps.x.app === undefined ? undefined : createOAuthClient(xOAuth(createXApi(fetch, apps.x.baseUrl)), apps.x.app, { fetch, baseUrl: apps.x.baseUrl });
-  const { linkedin: li } = apps;
+  const { linkedin: li, instagram: ig, facebook: fb, threads: th } = apps;
   const linkedin =
     li.app === undefined
       ? undefined
       : createOAuthClient(linkedInOAuth(createLinkedInApi(fetch, li.baseUrl, li.version)), li.app, { fetch, baseUrl: li.baseUrl });
   const mastodon = createMastodonPublisher({ fetch });
+  const publicUrlProblem = (url: string) => publicUrlProblemOf(url, network.allowPrivateNetwork);
+  const consents: Partial<Record<LivePlatformId, OAuthConsent>> = {
+    ...(x === undefined ? {} : { x: x.consent }),
+    ...(linkedin === undefined ? {} : { linkedin: linkedin.consent }),
+    ...(ig.app === undefined ? {} : { instagram: instagramConsent({ fetch, ...ig, app: ig.app, publicUrlProblem }) }),
+    ...(fb.app === undefined ? {} : { facebook: facebookConsent({ fetch, ...fb, app: fb.app }) }),
+    ...(th.app === undefined ? {} : { threads: threadsConsent({ fetch, ...th, app: th.app, publicUrlProblem }) }),
+  };
   return {
     publishers: {
       bluesky: createBlueskyPublisher({ fetch }),
       mastodon,
       x: createXPublisher({ fetch, baseUrl: apps.x.baseUrl, oauth: x }),
       linkedin: createLinkedInPublisher({ fetch, baseUrl: li.baseUrl, version: li.version }),
+      instagram: createInstagramPublisher({ fetch, ...ig, publicUrlProblem }),
+      facebook: createFacebookPublisher({ fetch, ...fb }),
+      threads: createThreadsPublisher({ fetch, ...th, publicUrlProblem }),
     },
-    oauth: { ...(x === undefined ? {} : { x: x.consent }), ...(linkedin === undefined ? {} : { linkedin: linkedin.consent }) },
+    oauth: consents,
     instanceOAuth: { mastodon: mastodonInstanceConsent(fetch, mastodon) },
   };
+}
+
+/**
+ * Why Meta's crawler could not fetch a public media URL of this server: only https on a public
+ * host is reachable from Meta (http and private addresses only where the operator allows private
+ * networks, as the tests do with their fakes).
+ */
+function publicUrlProblemOf(url: string, allowPrivateNetwork: boolean): string | null {
+  try {
+    assertUrlAllowed(url, allowPrivateNetwork);
+  } catch (error) {
+    return `HERALD_PUBLIC_URL must be a public https address (${error instanceof Error ? error.message : 'not allowed'})`;
+  }
+  const host = new URL(url).hostname;
+  if (!allowPrivateNetwork && (host === 'localhost' || host.endsWith('.localhost') || !host.includes('.')))
+    return `HERALD_PUBLIC_URL must be a public https address, not ${host}`;
+  return null;
 }

@@ -110,7 +110,7 @@ export function createOAuthClient(
       }
       const who = await platform.identify(tokens);
       const ends = tokens.refreshToken === null && tokens.expiresAt !== null ? { endsAt: new Date(tokens.expiresAt) } : {};
-      return { ...who, credentials: who.credentials ?? tokens, ...ends };
+      return [{ ...who, credentials: who.credentials ?? tokens, ...ends }];
     },
     async revoke(credentials) {
       const { accessToken, refreshToken } = credentials as Partial<OAuthTokens>;

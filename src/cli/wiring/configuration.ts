@@ -49,6 +49,17 @@ export const CONFIGURATION = {
     HERALD_LINKEDIN_BASE_URL: { type: 'string', pattern: '^https?://[^/?#]+$' },
     // LinkedIn's monthly API version (YYYYMM); each is served for at least a year, then answered 426.
     HERALD_LINKEDIN_VERSION: { type: 'string', pattern: '^[0-9]{6}$', default: '202610' },
+    HERALD_INSTAGRAM_CLIENT_ID: { type: 'string' },
+    HERALD_INSTAGRAM_CLIENT_SECRET: { type: 'string' },
+    HERALD_INSTAGRAM_BASE_URL: { type: 'string', pattern: '^https?://[^/?#]+$' },
+    HERALD_FACEBOOK_CLIENT_ID: { type: 'string' },
+    HERALD_FACEBOOK_CLIENT_SECRET: { type: 'string' },
+    HERALD_FACEBOOK_BASE_URL: { type: 'string', pattern: '^https?://[^/?#]+$' },
+    HERALD_THREADS_CLIENT_ID: { type: 'string' },
+    HERALD_THREADS_CLIENT_SECRET: { type: 'string' },
+    HERALD_THREADS_BASE_URL: { type: 'string', pattern: '^https?://[^/?#]+$' },
+    // The Graph API version of Instagram and Facebook calls; Meta serves each for about two years.
+    HERALD_META_GRAPH_VERSION: { type: 'string', pattern: '^v[0-9]+\\.[0-9]+$', default: 'v25.0' },
   },
 } as const;
 
@@ -148,6 +159,17 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
         baseUrl: v.HERALD_LINKEDIN_BASE_URL,
         version: v.HERALD_LINKEDIN_VERSION,
       },
+      instagram: {
+        app: oauthApp('INSTAGRAM', v.HERALD_INSTAGRAM_CLIENT_ID, v.HERALD_INSTAGRAM_CLIENT_SECRET),
+        baseUrl: v.HERALD_INSTAGRAM_BASE_URL,
+        version: v.HERALD_META_GRAPH_VERSION,
+      },
+      facebook: {
+        app: oauthApp('FACEBOOK', v.HERALD_FACEBOOK_CLIENT_ID, v.HERALD_FACEBOOK_CLIENT_SECRET),
+        baseUrl: v.HERALD_FACEBOOK_BASE_URL,
+        version: v.HERALD_META_GRAPH_VERSION,
+      },
+      threads: { app: oauthApp('THREADS', v.HERALD_THREADS_CLIENT_ID, v.HERALD_THREADS_CLIENT_SECRET), baseUrl: v.HERALD_THREADS_BASE_URL },
     },
   };
 }

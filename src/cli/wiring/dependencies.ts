@@ -33,7 +33,7 @@ export async function createDependencies(
   const secretKey = await loadSecretKey({ secretKey: env.secretKey, dataDir: env.dataDir });
   // Every call to a user-given or platform host goes through the SSRF guard.
   const fetch = createGuardedFetch({ allowPrivateNetwork: env.allowPrivateNetwork });
-  const live = livePlatforms(fetch, env.platforms);
+  const live = livePlatforms(fetch, env.platforms, { allowPrivateNetwork: env.allowPrivateNetwork });
   return {
     db,
     vault: createCredentialVault(secretKey),

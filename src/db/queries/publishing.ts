@@ -163,13 +163,24 @@ export async function selectCredentialsForUpdate(
 }
 
 /** Stores refreshed credentials only over the version they were refreshed from; false when newer ones are there. */
-export async function updateCredentialsIfVersion(db: Kysely<Database>, id: string, version: number, sealed: string): Promise<boolean> {
+export async function updateCredentialsIfVersion(
+  db: Kysely<Database>,
+  id: string,
+  version: number,
+  sealed: string,
+  /** When the new credentials end unless refreshed again; undefined leaves the stored end as it is. */
+  endsAt?: Date,
+): Promise<boolean> {
   const result = await db
     .updateTable('accounts')
-    .set({ credentials: sealed, credentials_version: version + 1 })
+    .set({ credentials: sealed, credentials_version: version + 1, ...(endsAt === undefined ? {} : { credentials_end_at: endsAt }) })
     .where('id', '=', id)
     .where('credentials_version', '=', version)
     .where('disconnected_at', 'is', null)
     .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  if (result.numUpdatedRows === 0n) return false;
+  // Credentials that end later are no longer about to end.
+  if (endsAt !== undefined)
+    await db.updateTable('accounts').set({ health: 'ok', health_message: null }).where('id', '=', id).where('health', '=', 'expiring').execute();
+  return true;
 }

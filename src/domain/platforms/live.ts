@@ -58,6 +58,9 @@ export const LIVE_PLATFORMS = [
   },
   { id: 'x', connects: 'oauth', configName: 'X' },
   { id: 'linkedin', connects: 'oauth', configName: 'LINKEDIN' },
+  { id: 'instagram', connects: 'oauth', configName: 'INSTAGRAM' },
+  { id: 'facebook', connects: 'oauth', configName: 'FACEBOOK' },
+  { id: 'threads', connects: 'oauth', configName: 'THREADS' },
 ] as const satisfies readonly LivePlatform[];
 
 export type LivePlatformId = (typeof LIVE_PLATFORMS)[number]['id'];

@@ -28,8 +28,11 @@ export interface ConsentStart {
  */
 export interface OAuthConsent {
   begin(state: string, redirectUri: string): Promise<ConsentStart>;
-  /** Exchanges the code for tokens and reads who the account is: the account and the credentials to keep. */
-  finish(code: string, codeVerifier: string | null, redirectUri: string): Promise<ConnectedAccount<unknown>>;
+  /**
+   * Exchanges the code for tokens and reads who the account is: the accounts and the credentials to
+   * keep, at least one (a Facebook consent grants every Page the person chose, each its own account).
+   */
+  finish(code: string, codeVerifier: string | null, redirectUri: string): Promise<[ConnectedAccount<unknown>, ...ConnectedAccount<unknown>[]]>;
   /** Revokes stored credentials at the platform, where it offers revocation; never throws. */
   revoke(credentials: unknown): Promise<void>;
 }

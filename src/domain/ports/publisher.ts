@@ -12,6 +12,11 @@ export interface Publisher<C = unknown> {
    * platforms that connect with credentials (those that connect through a consent page have none).
    */
   connect?(input: ConnectInput): Promise<ConnectedAccount<C>>;
+  /**
+   * When refreshed credentials end unless refreshed again (Instagram's and Threads' 60-day tokens):
+   * the account's end moves with each refresh, so it shows `expiring` only when refreshing stopped.
+   */
+  credentialsEndAt?(credentials: C): Date | null;
   /** Chosen once per part before its first call, stored, and reused on every retry. */
   newPartMaterial(now: Date): PartMaterial;
   /**
@@ -124,11 +129,17 @@ export interface PublishRequest<C> {
   account: PublishAccount;
   credentials: C;
   parts: PartToPublish[];
+  /** The post's type (`post`, `carousel`, `reel`, `story`, `short`, `thread`): what kind of post the platform makes. */
+  postType: string;
   /** The platform's fields of the post for this account (`accountOverrides[].fields`); empty for none. */
   fields: Readonly<Record<string, unknown>>;
   /** When the first attempt of this target began (Mastodon keeps an Idempotency-Key one hour). */
   firstAttemptAt: Date;
-  /** True when an earlier attempt may have reached the platform without its result being stored. */
+  /**
+   * True when an earlier attempt may have reached the platform without its result being stored;
+   * still true when `publish` follows a reconcile that found nothing (a platform slow to list a
+   * new post may then refuse this attempt's as a duplicate of it).
+   */
   inDoubt: boolean;
   now: Date;
 }

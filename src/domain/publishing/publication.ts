@@ -228,6 +228,7 @@ async function callPlatform(deps: Dependencies, claim: Claim, claimed: ClaimedTa
       published: part.platform_post_id === null ? null : { platformPostId: part.platform_post_id, url: part.url, cid: part.cid },
       progress: part.progress,
     })),
+    postType: post.post_type,
     fields: target.fields ?? {},
     firstAttemptAt: target.first_attempt_at ?? deps.now(),
     inDoubt: target.in_doubt,
@@ -235,7 +236,7 @@ async function callPlatform(deps: Dependencies, claim: Claim, claimed: ClaimedTa
   };
   const hooks: PublishHooks<unknown> = {
     async refreshCredentials(refresh) {
-      const refreshed = await refreshCredentials(deps, account.id, version, refresh);
+      const refreshed = await refreshCredentials(deps, account.id, version, refresh, publisher.credentialsEndAt?.bind(publisher));
       version = refreshed.version;
       return refreshed.credentials;
     },
@@ -260,7 +261,8 @@ async function callPlatform(deps: Dependencies, claim: Claim, claimed: ClaimedTa
       await hooks.partPublished(doubted.index, found.part);
       doubted.published = found.part;
     }
-    request.inDoubt = false;
+    // Found: settled. Absent: still in doubt, so a platform's duplicate refusal may be the earlier attempt's post after all.
+    request.inDoubt = found.kind !== 'found';
   }
   return publisher.publish(request, hooks);
 }

@@ -28,6 +28,8 @@ export async function refreshCredentials<C>(
   accountId: string,
   seenVersion: number,
   refresh: (current: C) => Promise<C>,
+  /** When refreshed credentials end unless refreshed again (the publisher's credentialsEndAt), to move the account's end with them. */
+  endOf?: (credentials: C) => Date | null,
 ): Promise<{ credentials: C; version: number }> {
   return deps.db.transaction().execute(async (trx) => {
     const row = await selectCredentialsForUpdate(trx, accountId);
@@ -35,7 +37,8 @@ export async function refreshCredentials<C>(
     const stored = deps.vault.open<C>(row.credentials);
     if (row.credentials_version !== seenVersion) return { credentials: stored, version: row.credentials_version };
     const next = await refresh(stored);
-    if (!(await updateCredentialsIfVersion(trx, accountId, row.credentials_version, deps.vault.seal(next as object)))) throw new CredentialsGoneError();
+    const endsAt = endOf?.(next) ?? undefined;
+    if (!(await updateCredentialsIfVersion(trx, accountId, row.credentials_version, deps.vault.seal(next as object), endsAt))) throw new CredentialsGoneError();
     return { credentials: next, version: row.credentials_version + 1 };
   });
 }
