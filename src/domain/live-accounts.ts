@@ -1,12 +1,14 @@
 import type { Kysely } from 'kysely';
-import { findLiveAccount, insertAccount, markEnded, markExpiring, updateAccountCredentials } from '../db/queries/accounts.js';
+import { findLiveAccount, insertAccount, markEnded, markExpiring, selectEndingAccounts, updateAccountCredentials } from '../db/queries/accounts.js';
 import type { Database } from '../db/schema.js';
 import type { ConnectedAccount, ConnectError } from './ports/publisher.js';
 import type { PublisherRegistry } from './ports/publisher-registry.js';
 import type { CredentialVault } from './ports/secrets.js';
 import type { Account, AccountConnectInput, ErrorDetail } from './api-types.js';
 import { toAccountView } from './accounts.js';
-import { DomainError, invalidRequest } from './errors.js';
+import { DomainError, errorName, invalidRequest } from './errors.js';
+import type { Dependencies } from './dependencies.js';
+import { refreshCredentials } from './publishing/token-source.js';
 import { newId } from './ids.js';
 import { credentialPlatforms, displayNameOf, livePlatform } from './platforms/live.js';
 import { isStorableText } from './text.js';
@@ -249,6 +251,35 @@ export const EXPIRY_NOTICE_MS = 7 * 24 * 3_600_000;
  * once) or have ended (health `needs_reconnect`, `account.needs_reconnect`): to the account's user;
  * an organization's accounts show it in their health. Run by the worker's housekeeping.
  */
+/** Credentials that end unless refreshed are renewed in their last 30 days, published to or not. */
+const RENEW_WITHIN_MS = 30 * 86_400_000;
+
+/**
+ * Renews, through the token source, the credentials of accounts that end within 30 days and
+ * whose platform renews them (Instagram, Threads): an account nobody publishes to keeps working.
+ * One that cannot be renewed is left to end, announced as expiring, then ended.
+ */
+export async function renewEndingCredentials(
+  deps: Pick<Dependencies, 'db' | 'vault' | 'publishers' | 'log'>,
+  now: Date,
+): Promise<{ renewed: number; notRenewed: number }> {
+  let renewed = 0;
+  let notRenewed = 0;
+  for (const account of await selectEndingAccounts(deps.db, new Date(now.getTime() + RENEW_WITHIN_MS), now)) {
+    const publisher = deps.publishers.for(account);
+    const renew = publisher?.renewCredentials?.bind(publisher);
+    if (renew === undefined) continue;
+    try {
+      await refreshCredentials(deps, account.id, account.credentials_version, (current) => renew(current, now), publisher?.credentialsEndAt?.bind(publisher));
+      renewed += 1;
+    } catch (error) {
+      notRenewed += 1;
+      deps.log.info({ accountId: account.id, errorName: errorName(error) }, 'credentials not renewed; the account will show when they end');
+    }
+  }
+  return { renewed, notRenewed };
+}
+
 export async function announceEndingCredentials(db: Kysely<Database>, now: Date): Promise<{ expiring: number; ended: number }> {
   const day = (at: Date) => at.toISOString().slice(0, 10);
   const expiring = await markExpiring(

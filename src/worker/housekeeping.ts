@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { errorName } from '../domain/errors.js';
 import { purgeExpiredIdempotencyKeys } from '../domain/idempotency.js';
-import { announceEndingCredentials } from '../domain/live-accounts.js';
+import { announceEndingCredentials, renewEndingCredentials } from '../domain/live-accounts.js';
 import { removeAbandonedUploads } from '../domain/media/abandoned-uploads.js';
 import type { Dependencies } from '../domain/dependencies.js';
 import { deleteExpiredEvents } from '../domain/webhooks/retention.js';
@@ -14,8 +14,9 @@ const HOUSEKEEPING_LOCK = sql`hashtextextended('herald.housekeeping', 0)`;
 
 /**
  * Deletes what has outlived its use: expired idempotency keys, webhook events past their
- * retention (with their deliveries and attempts), the staged files of abandoned uploads; and tells
- * of accounts whose credentials cannot be refreshed and end soon or have ended. Returns
+ * retention (with their deliveries and attempts), the staged files of abandoned uploads; renews
+ * credentials that end unless refreshed; and tells of accounts whose credentials end soon or
+ * have ended. Returns
  * false, having done nothing, while another process is at it.
  */
 export async function keepHouse(deps: Dependencies): Promise<boolean> {
@@ -28,8 +29,12 @@ export async function keepHouse(deps: Dependencies): Promise<boolean> {
       const keys = await purgeExpiredIdempotencyKeys(db, now);
       const events = await deleteExpiredEvents(db, deps.webhooks.settings, now);
       const uploads = await removeAbandonedUploads(deps.storage, now);
+      const renewals = await renewEndingCredentials({ ...deps, db }, now);
       const credentials = await announceEndingCredentials(db, now);
-      deps.log.info({ keys, events, uploads, ...credentials }, 'housekeeping: expired keys, events and uploads removed; ending credentials announced');
+      deps.log.info(
+        { keys, events, uploads, ...renewals, ...credentials },
+        'housekeeping: expired keys, events and uploads removed; ending credentials renewed or announced',
+      );
       return true;
     } finally {
       await sql`select pg_advisory_unlock(${HOUSEKEEPING_LOCK})`.execute(db);

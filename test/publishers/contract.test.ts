@@ -9,6 +9,7 @@ import { createMastodonPublisher } from '../../src/adapters/platforms/mastodon/p
 import { createLinkedInPublisher } from '../../src/adapters/platforms/linkedin/publisher.js';
 import { createFacebookPublisher } from '../../src/adapters/platforms/meta/facebook.js';
 import { createInstagramPublisher } from '../../src/adapters/platforms/meta/instagram.js';
+import { createThreadsPublisher } from '../../src/adapters/platforms/meta/threads.js';
 import { createOAuthClient } from '../../src/adapters/platforms/oauth.js';
 import { createXApi, xOAuth } from '../../src/adapters/platforms/x/api.js';
 import { createXPublisher } from '../../src/adapters/platforms/x/publisher.js';
@@ -27,6 +28,7 @@ import { startFacebookFake, type FacebookFake } from '../support/facebook-fake.j
 import { startInstagramFake, type InstagramFake } from '../support/instagram-fake.js';
 import { startLinkedInFake, type LinkedInFake } from '../support/linkedin-fake.js';
 import { startMastodonFake, type MastodonFake } from '../support/mastodon-fake.js';
+import { startThreadsFake, type ThreadsFake } from '../support/threads-fake.js';
 import { startXFake, type XFake } from '../support/x-fake.js';
 import { startTestPds, type TestPds } from '../support/pds.js';
 import { solidPng } from '../support/png.js';
@@ -62,13 +64,14 @@ let x: XFake;
 let linkedin: LinkedInFake;
 let instagram: InstagramFake;
 let facebook: FacebookFake;
+let threads: ThreadsFake;
 /** Serves a JPEG for the platforms that fetch media by URL, as Herald's public media URLs do. */
 let mediaServer: { url: string; close(): Promise<void> };
 const png = solidPng(16, 16);
 let names = 0;
 
 beforeAll(async () => {
-  [database, pds, mastodon, x, linkedin, instagram, facebook, mediaServer] = await Promise.all([
+  [database, pds, mastodon, x, linkedin, instagram, facebook, threads, mediaServer] = await Promise.all([
     createTestDatabase(),
     startTestPds(),
     startMastodonFake(),
@@ -76,6 +79,7 @@ beforeAll(async () => {
     startLinkedInFake(),
     startInstagramFake({ imagePolls: 0 }),
     startFacebookFake(),
+    startThreadsFake({ imagePolls: 0 }),
     serveJpeg(),
   ]);
   proxy = await startFaultProxy(pds.url);
@@ -363,6 +367,30 @@ const harnesses: [string, Harness<unknown>][] = [
           finish: () => {
             for (const v of facebook.videos.values()) v.pollsLeft = 0;
             facebook.videoPolls = 2;
+          },
+        };
+      },
+    },
+  ],
+  [
+    'threads',
+    {
+      publisher: () => createThreadsPublisher({ fetch, baseUrl: threads.url, app: undefined, publicUrlProblem: () => null }),
+      account() {
+        names += 1;
+        const user = threads.addUser({ username: `contract${names}` });
+        const credentials = threads.grant(user);
+        return Promise.resolve({ account: { id: `acc_t${names}`, platform: 'threads', username: user.username, platformUserId: user.id }, credentials });
+      },
+      posts: (account, _credentials, text) => Promise.resolve(threads.posts.filter((p) => p.userId === account.platformUserId && p.text === text).length),
+      loseNextAnswer: () => threads.fail('publish', { kind: 'commitThenDrop' }),
+      slowMedia() {
+        threads.imagePolls = 1000;
+        return {
+          media: fetchedJpeg(),
+          finish: () => {
+            for (const c of threads.containers.values()) if (c.state === 'IN_PROGRESS') c.pollsLeft = 0;
+            threads.imagePolls = 0;
           },
         };
       },

@@ -5,6 +5,7 @@ import { useTestApi, type Schemas } from '../support/api.js';
 import { connectThroughConsent } from '../support/consent.js';
 import { userWithKey, type TestUser } from '../support/fixtures.js';
 import { startInstagramFake, type InstagramFake, type InstagramUser } from '../support/instagram-fake.js';
+import { metaErrors } from '../support/meta-fake-kit.js';
 import { makeMediaFiles, type MediaFiles } from '../support/media-files.js';
 import { postDetail, publishNow, uploadMedia } from '../support/posts.js';
 
@@ -221,5 +222,53 @@ describe('publishing to Instagram', () => {
     expect((await postDetail(api, u, id)).targets[0]).toMatchObject({ status: 'failed', error: { category: 'auth_expired', retrying: false } });
     const accounts = await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: u.key });
     expect(accounts.body.data.find((a) => a.id === account.id)?.health).toBe('needs_reconnect');
+  });
+
+  it("says the operator's Meta app lacks a permission, not retrying, when Meta answers so", async () => {
+    const u = await userWithKey(api.db);
+    const { account } = await connectInstagram(u, 'ian.ig');
+    ig.fail('container', { kind: 'answer', ...metaErrors.permission('Application does not have permission for this action') });
+    const id = await publishNow(api, u, { accountIds: [account.id], caption: 'Not allowed', mediaIds: [await jpeg(u)] });
+    await api.publishing.drain();
+    const target = (await postDetail(api, u, id)).targets[0];
+    expect(target).toMatchObject({ status: 'failed', error: { category: 'auth_expired', retrying: false } });
+    expect(target?.error?.message).toMatch(/^Instagram refused: the server's Meta app lacks a permission it needs.*The operator must fix the app/);
+    // The account is not the one at fault: it stays healthy.
+    const accounts = await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: u.key });
+    expect(accounts.body.data.find((a) => a.id === account.id)?.health).toBe('ok');
+  });
+});
+
+describe('keeping an Instagram token alive', () => {
+  it('refreshes the token of an account nobody publishes to in its last 30 days, and moves its end with it', async () => {
+    const u = await userWithKey(api.db);
+    const { account, user } = await connectInstagram(u, 'jan.ig');
+    const endOf = async () =>
+      (await api.db.selectFrom('accounts').select('credentials_end_at').where('id', '=', account.id).executeTakeFirstOrThrow()).credentials_end_at?.getTime() ??
+      0;
+    const firstEnd = await endOf();
+    const refreshes = ig.refreshes();
+    // 31 days on, for Herald's worker and for Instagram: 29 days left.
+    const ahead = 31 * 86_400_000;
+    ig.advance(ahead);
+    api.publishing.runAhead(ahead);
+    try {
+      expect(await api.publishing.keepHouse()).toBe(true);
+      expect(ig.refreshes()).toBeGreaterThan(refreshes);
+      expect(await endOf()).toBeGreaterThan(firstEnd + ahead - 60_000);
+      // Renewed tokens have 60 days again: the next housekeeping leaves them be.
+      const after = ig.refreshes();
+      expect(await api.publishing.keepHouse()).toBe(true);
+      expect(ig.refreshes()).toBe(after);
+      // Published with the renewed token, long after the first one would have ended.
+      ig.advance(45 * 86_400_000);
+      api.publishing.runAhead(ahead + 45 * 86_400_000);
+      const id = await publishNow(api, u, { accountIds: [account.id], caption: 'Still connected', mediaIds: [await jpeg(u)] });
+      await api.publishing.drain();
+      expect((await postDetail(api, u, id)).targets[0]?.status).toBe('published');
+      expect(mediaOf(user)).toHaveLength(1);
+    } finally {
+      api.publishing.runAhead(0);
+    }
   });
 });

@@ -133,6 +133,23 @@ export async function selectAccountIdsReachableBy(db: Kysely<Database>, userId: 
 }
 
 /** Live accounts whose credentials end by `before` and that have not been told yet: now `expiring`, with why. */
+/** Live accounts whose credentials end before `before` (and have not yet), with what renewing them needs. */
+export async function selectEndingAccounts(
+  db: Kysely<Database>,
+  before: Date,
+  now: Date,
+): Promise<Pick<AccountRow, 'id' | 'platform' | 'mode' | 'credentials_version'>[]> {
+  return db
+    .selectFrom('accounts')
+    .select(['id', 'platform', 'mode', 'credentials_version'])
+    .where('mode', '=', 'live')
+    .where('health', 'in', ['ok', 'expiring'])
+    .where('disconnected_at', 'is', null)
+    .where('credentials_end_at', '<=', before)
+    .where('credentials_end_at', '>', now)
+    .execute();
+}
+
 export async function markExpiring(db: Kysely<Database>, before: Date, now: Date, message: (endsAt: Date, platform: string) => string): Promise<AccountRow[]> {
   const due = await db
     .selectFrom('accounts')

@@ -17,6 +17,12 @@ export interface Publisher<C = unknown> {
    * the account's end moves with each refresh, so it shows `expiring` only when refreshing stopped.
    */
   credentialsEndAt?(credentials: C): Date | null;
+  /**
+   * Refreshes credentials that end unless refreshed, for an account that has not published
+   * lately (housekeeping asks in their last 30 days); the stored ones as they are when it is too
+   * early. Rejects (a ConnectError for a refusal) when the platform does not renew them.
+   */
+  renewCredentials?(credentials: C, now: Date): Promise<C>;
   /** Chosen once per part before its first call, stored, and reused on every retry. */
   newPartMaterial(now: Date): PartMaterial;
   /**

@@ -16,7 +16,7 @@ import { classify } from './classify.js';
 import { codeOf, consentCall, consentPage, longLivedToken, shortLivedToken, type MetaUserToken } from './consent.js';
 import { advanceContainers, containerState, idOf, listed, reconcileContainer, type ContainerPlatform } from './containers.js';
 import { createGraphApi, metaTime, type GraphApi, type GraphParams } from './graph.js';
-import { refreshedToken, usableToken } from './user-token.js';
+import { refreshedToken, renewalDue, usableToken } from './user-token.js';
 
 /**
  * Instagram API with Instagram Login, as documented (developers.facebook.com/docs/instagram-platform:
@@ -172,6 +172,8 @@ export function createInstagramPublisher(options: InstagramOptions): Publisher<M
 
   return {
     credentialsEndAt: (credentials) => new Date(credentials.expiresAt),
+    renewCredentials: (credentials, now) =>
+      renewalDue(credentials, now) ? refreshedToken(graph, 'Instagram', 'ig_refresh_token', credentials, now) : Promise.resolve(credentials),
     newPartMaterial: (now) => ({ key: randomUUID(), createdAt: now.toISOString() }),
 
     async reconcile(request, part, hooks): Promise<Reconciliation> {

@@ -8,7 +8,7 @@ import { classify } from './classify.js';
 import { codeOf, consentCall, consentPage, longLivedToken, shortLivedToken, type MetaUserToken } from './consent.js';
 import { advanceContainers, containerState, idOf, listed, reconcileContainer, type ContainerPlatform } from './containers.js';
 import { createGraphApi, metaTime, type GraphApi, type GraphParams } from './graph.js';
-import { refreshedToken, usableToken } from './user-token.js';
+import { refreshedToken, renewalDue, usableToken } from './user-token.js';
 
 /**
  * The Threads API as documented (developers.facebook.com/docs/threads: get-started,
@@ -163,6 +163,8 @@ export function createThreadsPublisher(options: ThreadsOptions): Publisher<MetaU
 
   return {
     credentialsEndAt: (credentials) => new Date(credentials.expiresAt),
+    renewCredentials: (credentials, now) =>
+      renewalDue(credentials, now) ? refreshedToken(graph, 'Threads', 'th_refresh_token', credentials, now) : Promise.resolve(credentials),
     newPartMaterial: (now) => ({ key: randomUUID(), createdAt: now.toISOString() }),
 
     async reconcile(request, part, hooks): Promise<Reconciliation> {
@@ -204,7 +206,10 @@ export function createThreadsPublisher(options: ThreadsOptions): Publisher<MetaU
             token,
             timeoutMs,
           });
-          done.push({ ...result, url: read.ok && typeof read.data.permalink === 'string' ? read.data.permalink : null });
+          const withUrl = { ...result, url: read.ok && typeof read.data.permalink === 'string' ? read.data.permalink : null };
+          // Kept at once: a later part may leave this look pending, and the outcome with it.
+          if (withUrl.url !== null) await hooks.partPublished(part.index, withUrl);
+          done.push(withUrl);
         }
       } catch (error) {
         return outcomeOfThrown(error, 'Threads');
