@@ -387,7 +387,13 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
    * request, e.g. which kind of object an id is), a throttled Page answered 80001, then the handler; the usage
    * headers on whatever answer goes out; `commitThenDrop` does the work, then cuts the connection.
    */
-  const graph = (method: 'GET' | 'POST', path: string, target: Target | ((ctx: MetaRouteContext) => Target | undefined), handle: Handler, before?: (ctx: MetaRouteContext) => void) => {
+  const graph = (
+    method: 'GET' | 'POST',
+    path: string,
+    target: Target | ((ctx: MetaRouteContext) => Target | undefined),
+    handle: Handler,
+    before?: (ctx: MetaRouteContext) => void,
+  ) => {
     app.route({
       method,
       url: versioned(path),
@@ -453,7 +459,13 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
 
   /** `fields`, or the defaults; the first one the node does not have as Meta's error. */
   const fieldsOf = (ctx: MetaRouteContext, known: string[], defaults: string[]): string[] | MetaAnswer => {
-    const asked = ctx.query.fields === undefined ? defaults : ctx.query.fields.split(',').map((f) => f.trim().replace(/\{.*$/, '')).filter((f) => f !== '');
+    const asked =
+      ctx.query.fields === undefined
+        ? defaults
+        : ctx.query.fields
+            .split(',')
+            .map((f) => f.trim().replace(/\{.*$/, ''))
+            .filter((f) => f !== '');
     const unknown = asked.find((f) => !known.includes(f));
     return unknown === undefined ? asked : metaErrors.nonexistingField(unknown);
   };
@@ -492,7 +504,8 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
       permalink_url: post.permalinkUrl,
       is_published: true,
       from: page === undefined ? undefined : { name: page.name, id: page.id },
-      status_type: post.videoId !== null ? 'added_video' : post.photos.length > 0 ? 'added_photos' : post.link !== null ? 'shared_story' : 'mobile_status_update',
+      status_type:
+        post.videoId !== null ? 'added_video' : post.photos.length > 0 ? 'added_photos' : post.link !== null ? 'shared_story' : 'mobile_status_update',
     });
   };
   const POST_FIELDS = ['id', 'message', 'created_time', 'updated_time', 'permalink_url', 'is_published', 'from', 'status_type'];
@@ -530,7 +543,10 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
       redirect = new URL(query.redirect_uri ?? '');
       if (redirect.protocol !== 'http:' && redirect.protocol !== 'https:') throw new Error('scheme');
     } catch {
-      return invalid('redirect_uri missing or not an http(s) URL', 'Can&#039;t Load URL: The domain of this URL isn&#039;t included in the app&#039;s domains.');
+      return invalid(
+        'redirect_uri missing or not an http(s) URL',
+        'Can&#039;t Load URL: The domain of this URL isn&#039;t included in the app&#039;s domains.',
+      );
     }
     if (options.redirectUris !== undefined && !options.redirectUris.includes(query.redirect_uri ?? ''))
       return invalid(
@@ -606,7 +622,10 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
     if (code.used) return fbErrors.code(36009, 'This authorization code has been used.');
     if (now() - code.issuedAt > CODE_TTL_MS) return fbErrors.code(36007, 'This authorization code has expired.');
     if (q.redirect_uri !== code.redirectUri)
-      return fbErrors.code(36008, 'Error validating verification code. Please make sure your redirect_uri is identical to the one you used in the OAuth dialog request');
+      return fbErrors.code(
+        36008,
+        'Error validating verification code. Please make sure your redirect_uri is identical to the one you used in the OAuth dialog request',
+      );
     code.used = true;
     return tokenAnswer(issueUser(code.userId, 'short', code.granted), SHORT_TTL_S);
   };
@@ -640,7 +659,9 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
       { permission: 'public_profile', status: 'granted' },
       ...(grant === undefined
         ? token.scopes.map((permission) => ({ permission, status: 'granted' }))
-        : grant.requested.filter((s) => s !== 'public_profile').map((permission) => ({ permission, status: grant.granted.includes(permission) ? 'granted' : 'declined' }))),
+        : grant.requested
+            .filter((s) => s !== 'public_profile')
+            .map((permission) => ({ permission, status: grant.granted.includes(permission) ? 'granted' : 'declined' }))),
     ];
     return { status: 200, body: { data } };
   });
@@ -812,7 +833,8 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
       const message = q.message ?? '';
       if (message.length > MAX_TEXT) return fbErrors.tooLong('message', message.length);
       const link = q.link === undefined || q.link === '' ? null : q.link;
-      if (link !== null && !/^https?:\/\/[^\s/]+\.[^\s]+$/i.test(link)) return metaError({ message: '(#100) The link is invalid.', code: 100, error_subcode: 1609005 });
+      if (link !== null && !/^https?:\/\/[^\s/]+\.[^\s]+$/i.test(link))
+        return metaError({ message: '(#100) The link is invalid.', code: 100, error_subcode: 1609005 });
       const media = attachedMedia(q);
       if (isMetaAnswer(media)) return media;
       if (message === '' && link === null && media.ids.length === 0) return metaErrors.invalidParameter('Missing message or attachment');
@@ -821,7 +843,8 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
         const photo = photos.get(id);
         if (photo === undefined || photo.pageId !== page.id || photo.published)
           return metaErrors.invalidParameter(`attached_media[${i}]: ${id} is not an unpublished photo of this Page.`);
-        if (photo.postId !== null || attached.includes(photo)) return metaErrors.invalidParameter(`attached_media[${i}]: photo ${id} is already attached to a post.`);
+        if (photo.postId !== null || attached.includes(photo))
+          return metaErrors.invalidParameter(`attached_media[${i}]: photo ${id} is already attached to a post.`);
         attached.push(photo);
       }
       const previous = posts.filter((p) => p.pageId === page.id).at(-1);
@@ -884,7 +907,8 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
     const session = (): FacebookVideo | MetaAnswer => {
       const video = videos.get(sessions.get(q.upload_session_id ?? '') ?? '');
       if (q.upload_session_id === undefined) return metaErrors.missingParameter('upload_session_id');
-      if (video === undefined || video.pageId !== page.id) return fbErrors.video(1363019, 'There was a problem uploading your video. Please try uploading it again.');
+      if (video === undefined || video.pageId !== page.id)
+        return fbErrors.video(1363019, 'There was a problem uploading your video. Please try uploading it again.');
       return video;
     };
     switch (q.upload_phase) {
@@ -893,11 +917,20 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
         if (q.file_size === undefined) return metaErrors.missingParameter('file_size');
         if (!Number.isInteger(size) || size < 0) return metaErrors.invalidParameter('param file_size must be an integer.');
         if (size < MIN_VIDEO_BYTES)
-          return fbErrors.video(1363022, 'The video you tried to upload is too small. The minimum size for a video is 1 KB. Please try again with a larger file.');
+          return fbErrors.video(
+            1363022,
+            'The video you tried to upload is too small. The minimum size for a video is 1 KB. Please try again with a larger file.',
+          );
         if (size > MAX_VIDEO_BYTES)
-          return fbErrors.video(1363023, 'The video you tried to upload is too large. The maximum size for a video is 10 GB. Please try again with a smaller file.');
+          return fbErrors.video(
+            1363023,
+            'The video you tried to upload is too large. The maximum size for a video is 10 GB. Please try again with a smaller file.',
+          );
         const video = newVideo(page, size, sessionId());
-        return { status: 200, body: { video_id: video.id, start_offset: '0', end_offset: offsets(video).end_offset, upload_session_id: video.uploadSessionId } };
+        return {
+          status: 200,
+          body: { video_id: video.id, start_offset: '0', end_offset: offsets(video).end_offset, upload_session_id: video.uploadSessionId },
+        };
       }
       case 'transfer': {
         const video = session();
@@ -921,7 +954,10 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
         if (isMetaAnswer(video)) return video;
         if (video.state !== 'uploading') return { status: 200, body: { success: true } };
         if (video.bytes.length !== video.fileSize)
-          return fbErrors.video(1363019, `There was a problem uploading your video. Please try uploading it again. (${video.bytes.length} of ${video.fileSize} bytes received)`);
+          return fbErrors.video(
+            1363019,
+            `There was a problem uploading your video. Please try uploading it again. (${video.bytes.length} of ${video.fileSize} bytes received)`,
+          );
         const refused = finish(video, q);
         return refused ?? { status: 200, body: { success: true } };
       }
@@ -947,7 +983,10 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
           return metaErrors.missingParameter('source');
         }
         if (bytes.length < MIN_VIDEO_BYTES)
-          return fbErrors.video(1363022, 'The video you tried to upload is too small. The minimum size for a video is 1 KB. Please try again with a larger file.');
+          return fbErrors.video(
+            1363022,
+            'The video you tried to upload is too small. The minimum size for a video is 1 KB. Please try again with a larger file.',
+          );
         const video = newVideo(page, bytes.length, null);
         video.bytes = bytes;
         const refused = finish(video, q);
@@ -1020,17 +1059,7 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
 
   /** Which kind of object an id is, for the fault target. */
   const kindOf = (id: string): Target | undefined =>
-    videos.has(id)
-      ? 'status'
-      : postsById.has(id)
-        ? 'posts'
-        : photos.has(id)
-          ? 'photos'
-          : comments.has(id)
-            ? 'comment'
-            : pages.has(id)
-              ? 'accounts'
-              : undefined;
+    videos.has(id) ? 'status' : postsById.has(id) ? 'posts' : photos.has(id) ? 'photos' : comments.has(id) ? 'comment' : pages.has(id) ? 'accounts' : undefined;
 
   graph(
     'GET',
@@ -1043,11 +1072,11 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
       const video = videos.get(id);
       if (video !== undefined) {
         if (!canSee(token, ctx, video.pageId)) return metaErrors.unsupportedGet(id);
-        const fields = fieldsOf(ctx, ['id', 'status', 'post_id', 'permalink_url', 'description', 'title', 'published', 'created_time', 'updated_time', 'length'], [
-          'updated_time',
-          'description',
-          'id',
-        ]);
+        const fields = fieldsOf(
+          ctx,
+          ['id', 'status', 'post_id', 'permalink_url', 'description', 'title', 'published', 'created_time', 'updated_time', 'length'],
+          ['updated_time', 'description', 'id'],
+        );
         if (isMetaAnswer(fields)) return fields;
         if (fields.includes('status')) poll(video);
         return {
@@ -1119,36 +1148,37 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
   const listPosts =
     (edge: 'published_posts' | 'feed'): Handler =>
     (ctx) => {
-    const token = live(ctx);
-    if (isMetaAnswer(token)) return token;
-    const id = ctx.params.id!;
-    const page = pages.get(id);
-    if (page === undefined) return metaErrors.unsupportedGet(id);
-    if (pageOf(ctx.token) !== id) return fbErrors.pageTokenRequired();
-    if (!token.scopes.includes('pages_read_engagement')) return metaErrors.permissionsError('Access to this resource requires the pages_read_engagement permission.');
-    const fields = fieldsOf(ctx, POST_FIELDS, ['created_time', 'message', 'id']);
-    if (isMetaAnswer(fields)) return fields;
-    const time = (name: 'since' | 'until'): number | null | undefined => {
-      const value = ctx.query[name];
-      if (value === undefined || value === '') return undefined;
-      if (/^\d+$/.test(value)) return Number(value) * 1000;
-      const ms = Date.parse(value.replace(/([+-]\d{2})(\d{2})$/, '$1:$2'));
-      return Number.isNaN(ms) ? null : ms;
+      const token = live(ctx);
+      if (isMetaAnswer(token)) return token;
+      const id = ctx.params.id!;
+      const page = pages.get(id);
+      if (page === undefined) return metaErrors.unsupportedGet(id);
+      if (pageOf(ctx.token) !== id) return fbErrors.pageTokenRequired();
+      if (!token.scopes.includes('pages_read_engagement'))
+        return metaErrors.permissionsError('Access to this resource requires the pages_read_engagement permission.');
+      const fields = fieldsOf(ctx, POST_FIELDS, ['created_time', 'message', 'id']);
+      if (isMetaAnswer(fields)) return fields;
+      const time = (name: 'since' | 'until'): number | null | undefined => {
+        const value = ctx.query[name];
+        if (value === undefined || value === '') return undefined;
+        if (/^\d+$/.test(value)) return Number(value) * 1000;
+        const ms = Date.parse(value.replace(/([+-]\d{2})(\d{2})$/, '$1:$2'));
+        return Number.isNaN(ms) ? null : ms;
+      };
+      const since = time('since');
+      const until = time('until');
+      if (since === null || until === null) return metaErrors.invalidParameter('The parameters since and until must be unix timestamps or strtotime() dates.');
+      const list = posts
+        .filter((p) => p.pageId === id)
+        .filter((p) => {
+          const t = postTimes.get(p.id)!;
+          return (since === undefined || t >= since) && (until === undefined || t <= until);
+        })
+        .reverse();
+      const shown = paged(ctx, list, `/${id}/${edge}`, 25);
+      if (isMetaAnswer(shown)) return shown;
+      return { status: 200, body: { data: shown.items.map((p) => postJson(p, fields)), ...(shown.paging === undefined ? {} : { paging: shown.paging }) } };
     };
-    const since = time('since');
-    const until = time('until');
-    if (since === null || until === null) return metaErrors.invalidParameter('The parameters since and until must be unix timestamps or strtotime() dates.');
-    const list = posts
-      .filter((p) => p.pageId === id)
-      .filter((p) => {
-        const t = postTimes.get(p.id)!;
-        return (since === undefined || t >= since) && (until === undefined || t <= until);
-      })
-      .reverse();
-    const shown = paged(ctx, list, `/${id}/${edge}`, 25);
-    if (isMetaAnswer(shown)) return shown;
-    return { status: 200, body: { data: shown.items.map((p) => postJson(p, fields)), ...(shown.paging === undefined ? {} : { paging: shown.paging }) } };
-  };
   graph('GET', '/:id/published_posts', 'posts', listPosts('published_posts'));
   graph('GET', '/:id/feed', 'posts', listPosts('feed'));
 
@@ -1167,8 +1197,10 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
       return metaErrors.permissionsError('Commenting as the Page requires a Page access token.');
     }
     if (pageOf(ctx.token) !== page.id) return metaErrors.permissionsError();
-    if (!token.scopes.includes('pages_manage_engagement')) return metaErrors.permissionsError('The pages_manage_engagement permission is required to comment as the Page.');
-    if (!page.tasks.includes('MODERATE') && !page.tasks.includes('MANAGE')) return metaErrors.permissionsError('The user must be able to perform the MODERATE task on the Page.');
+    if (!token.scopes.includes('pages_manage_engagement'))
+      return metaErrors.permissionsError('The pages_manage_engagement permission is required to comment as the Page.');
+    if (!page.tasks.includes('MODERATE') && !page.tasks.includes('MANAGE'))
+      return metaErrors.permissionsError('The user must be able to perform the MODERATE task on the Page.');
     const message = ctx.query.message ?? '';
     if (message === '' && ctx.query.attachment_url === undefined && ctx.query.attachment_id === undefined)
       return metaErrors.invalidParameter('Missing message or attachment');
@@ -1197,7 +1229,13 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
     },
     addPage(user, page) {
       ownedBy(user);
-      const added: FacebookPage = { id: pageId(), name: page.name, ownerId: user.id, tasks: [...(page.tasks ?? ALL_TASKS)], category: page.category ?? 'Community' };
+      const added: FacebookPage = {
+        id: pageId(),
+        name: page.name,
+        ownerId: user.id,
+        tasks: [...(page.tasks ?? ALL_TASKS)],
+        category: page.category ?? 'Community',
+      };
       pages.set(added.id, added);
       return { id: added.id, name: added.name };
     },

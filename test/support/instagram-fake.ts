@@ -522,7 +522,10 @@ export async function startInstagramFake(options: InstagramFakeOptions = {}): Pr
       let kind: InstagramContainer['kind'];
       let product: InstagramContainer['mediaProductType'] = 'FEED';
       if (type === undefined || type === 'IMAGE') {
-        if (p.image_url === undefined) return p.video_url === undefined ? metaErrors.missingParameter('image_url') : invalid('A video needs media_type REELS, STORIES or (in a carousel) VIDEO.', 2207023);
+        if (p.image_url === undefined)
+          return p.video_url === undefined
+            ? metaErrors.missingParameter('image_url')
+            : invalid('A video needs media_type REELS, STORIES or (in a carousel) VIDEO.', 2207023);
         kind = 'IMAGE';
       } else if (type === 'VIDEO') {
         if (!isItem) return invalid('The VIDEO media type is only for carousel items; publish single videos as REELS.', 2207023);
@@ -547,14 +550,16 @@ export async function startInstagramFake(options: InstagramFakeOptions = {}): Pr
         const problem = captionProblem(p.caption);
         if (problem !== null) return problem;
       }
-      if (p.alt_text !== undefined && (kind !== 'IMAGE' || product !== 'FEED')) return invalid('alt_text is supported on images only (not reels, stories or carousel containers).');
+      if (p.alt_text !== undefined && (kind !== 'IMAGE' || product !== 'FEED'))
+        return invalid('alt_text is supported on images only (not reels, stories or carousel containers).');
       if (p.cover_url !== undefined && product !== 'REELS') return invalid('cover_url is supported on reels only.');
       if (p.share_to_feed !== undefined && (product !== 'REELS' || !['true', 'false'].includes(p.share_to_feed)))
         return invalid('share_to_feed must be true or false, on reels only.');
       let thumbOffset: number | null = null;
       if (p.thumb_offset !== undefined) {
         thumbOffset = Number(p.thumb_offset);
-        if (kind !== 'VIDEO' || !Number.isInteger(thumbOffset) || thumbOffset < 0) return invalid('thumb_offset must be a whole number of milliseconds, on videos only.', 2207057);
+        if (kind !== 'VIDEO' || !Number.isInteger(thumbOffset) || thumbOffset < 0)
+          return invalid('thumb_offset must be a whole number of milliseconds, on videos only.', 2207057);
       }
       let collaborators: string[] = [];
       if (p.collaborators !== undefined) {
@@ -574,8 +579,19 @@ export async function startInstagramFake(options: InstagramFakeOptions = {}): Pr
         for (const childId of ids) {
           const child = containers.get(childId);
           if (child !== undefined) expire(child);
-          if (child === undefined || child.userId !== user.id || !child.isCarouselItem || child.state === 'ERROR' || child.state === 'EXPIRED' || child.state === 'PUBLISHED')
-            return invalid(`Carousel validation failed: ${childId} is not a usable carousel item container of this account.`, 2207028, 'Carousel validation failed');
+          if (
+            child === undefined ||
+            child.userId !== user.id ||
+            !child.isCarouselItem ||
+            child.state === 'ERROR' ||
+            child.state === 'EXPIRED' ||
+            child.state === 'PUBLISHED'
+          )
+            return invalid(
+              `Carousel validation failed: ${childId} is not a usable carousel item container of this account.`,
+              2207028,
+              'Carousel validation failed',
+            );
           if (child.state !== 'FINISHED') return notReady();
         }
         children = ids;

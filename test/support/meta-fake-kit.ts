@@ -147,7 +147,11 @@ export const metaErrors = {
   /** (#80002): Instagram BUC throttling (400 per trypostit/trypost#281). */
   instagramThrottled: (headers?: Record<string, string>) =>
     metaError(
-      { message: `(#80002) There have been too many calls to this Instagram account. Wait a bit and try again. ${RATE_LIMIT_DOC}`, code: 80002, is_transient: true },
+      {
+        message: `(#80002) There have been too many calls to this Instagram account. Wait a bit and try again. ${RATE_LIMIT_DOC}`,
+        code: 80002,
+        is_transient: true,
+      },
       400,
       headers,
     ),
@@ -184,7 +188,12 @@ export const metaErrors = {
   unknownPath: (path: string) => metaError({ message: `Unknown path components: ${path}`, code: 2500 }),
   missingParameter: (name: string, type = 'OAuthException') => metaError({ message: `(#100) The parameter ${name} is required`, type, code: 100 }),
   invalidParameter: (message: string, subcode?: number, type = 'OAuthException') =>
-    metaError({ message: message.startsWith('(#') ? message : `(#100) ${message}`, type, code: 100, ...(subcode === undefined ? {} : { error_subcode: subcode }) }),
+    metaError({
+      message: message.startsWith('(#') ? message : `(#100) ${message}`,
+      type,
+      code: 100,
+      ...(subcode === undefined ? {} : { error_subcode: subcode }),
+    }),
 };
 
 // --- Usage headers ---------------------------------------------------------------------------------
@@ -202,11 +211,7 @@ export function appUsageHeader(usage: Usage): Record<string, string> {
   };
 }
 
-export function businessUseCaseHeader(
-  objectId: string,
-  type: string,
-  usage: Usage & { estimatedTimeToRegainAccess?: number },
-): Record<string, string> {
+export function businessUseCaseHeader(objectId: string, type: string, usage: Usage & { estimatedTimeToRegainAccess?: number }): Record<string, string> {
   return {
     'x-business-use-case-usage': JSON.stringify({
       [objectId]: [
@@ -259,7 +264,12 @@ export function createUsageMeter(options: { now: () => number; type: string; cal
     header(objectId) {
       const left = throttledFor(objectId);
       const callCount = left > 0 ? 100 : percent(recent(objectId).length);
-      return businessUseCaseHeader(objectId, options.type, { callCount, totalCputime: Math.ceil(callCount / 4), totalTime: Math.ceil(callCount / 3), estimatedTimeToRegainAccess: left });
+      return businessUseCaseHeader(objectId, options.type, {
+        callCount,
+        totalCputime: Math.ceil(callCount / 4),
+        totalTime: Math.ceil(callCount / 3),
+        estimatedTimeToRegainAccess: left,
+      });
     },
     appHeader() {
       const all = [...calls.keys()].reduce((sum, id) => sum + recent(id).length, 0);
@@ -445,7 +455,8 @@ export function createRecorder(): { requests: MetaRecordedRequest[]; record(req:
         if (value === undefined) continue;
         headers[name] = name === 'authorization' ? (String(value).split(' ')[0] ?? '') : Array.isArray(value) ? value.join(', ') : value;
       }
-      const recorded = body instanceof MetaMultipart ? body.summary() : isObject(body) ? redactParams(body) : Buffer.isBuffer(body) ? { bytes: body.length } : body;
+      const recorded =
+        body instanceof MetaMultipart ? body.summary() : isObject(body) ? redactParams(body) : Buffer.isBuffer(body) ? { bytes: body.length } : body;
       requests.push({ method: req.method, path: redactQuery(req.url), headers, body: recorded ?? null });
     },
   };
@@ -514,7 +525,13 @@ export const CRAWLER_USER_AGENT = 'facebookexternalhit/1.1 (+http://www.facebook
 /** GETs the URL as Meta's crawler does (its user agent, `Range: bytes=0-<maxBytes>`), follows no redirect, takes 206
  * or 200, and checks the type and size. */
 export async function fetchMediaLikeMeta(url: string, rules: MediaFetchRules): Promise<MediaFetchResult> {
-  const fail = (reason: MediaFetchFailure, detail: string, status: number | null = null, contentType: string | null = null, byteCount = 0): MediaFetchResult => ({
+  const fail = (
+    reason: MediaFetchFailure,
+    detail: string,
+    status: number | null = null,
+    contentType: string | null = null,
+    byteCount = 0,
+  ): MediaFetchResult => ({
     ok: false,
     url,
     status,
@@ -540,7 +557,9 @@ export async function fetchMediaLikeMeta(url: string, rules: MediaFetchRules): P
       headers: { 'user-agent': CRAWLER_USER_AGENT, range: `bytes=0-${rules.maxBytes}`, accept: '*/*', 'accept-encoding': 'identity' },
     });
   } catch (error) {
-    return signal.aborted ? fail('timeout', 'no answer in time') : fail('unreachable', error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error));
+    return signal.aborted
+      ? fail('timeout', 'no answer in time')
+      : fail('unreachable', error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error));
   }
   const contentType = response.headers.get('content-type');
   const mime = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
@@ -564,7 +583,9 @@ export async function fetchMediaLikeMeta(url: string, rules: MediaFetchRules): P
     return fail('type', `Content-Type ${contentType ?? '(none)'}`, response.status, contentType);
   }
   const total =
-    response.status === 206 ? Number(/\/(\d+)\s*$/.exec(response.headers.get('content-range') ?? '')?.[1] ?? Number.NaN) : Number(response.headers.get('content-length') ?? Number.NaN);
+    response.status === 206
+      ? Number(/\/(\d+)\s*$/.exec(response.headers.get('content-range') ?? '')?.[1] ?? Number.NaN)
+      : Number(response.headers.get('content-length') ?? Number.NaN);
   if (Number.isFinite(total) && total > rules.maxBytes) {
     await drop();
     return fail('size', `${total} bytes, the limit is ${rules.maxBytes}`, response.status, contentType, total);
@@ -574,7 +595,7 @@ export async function fetchMediaLikeMeta(url: string, rules: MediaFetchRules): P
   let tooLong = false;
   try {
     if (response.body !== null) {
-      for await (const chunk of response.body) {
+      for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
         const buffer = Buffer.from(chunk);
         read += buffer.length;
         if (read > rules.maxBytes) {
@@ -644,7 +665,10 @@ export async function createMetaApp(options: { bodyLimit?: number } = {}): Promi
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, raw, done) => done(null, raw));
   app.setErrorHandler((error: Error & { statusCode?: number }, _req, reply) => {
     const status = error.statusCode ?? 500;
-    const answer = status < 500 ? metaError({ message: error.message.startsWith('(#') ? error.message : `(#100) ${error.message}`, code: 100 }, status) : metaErrors.serviceError();
+    const answer =
+      status < 500
+        ? metaError({ message: error.message.startsWith('(#') ? error.message : `(#100) ${error.message}`, code: 100 }, status)
+        : metaErrors.serviceError();
     return reply.code(answer.status).send(answer.body);
   });
   app.setNotFoundHandler((req, reply) => {
@@ -925,7 +949,9 @@ export function installMetaLogin<T extends string>(config: MetaLoginConfig<T>): 
       if (form.code !== undefined) codes.delete(form.code); // used once, whatever the outcome
       if (code === undefined || now() - code.issuedAt > CODE_TTL_MS) return oauthRejected('Matching code was not found or was already used');
       if (form.redirect_uri !== code.redirectUri)
-        return oauthRejected('Error validating verification code. Please make sure your redirect_uri is identical to the one you used in the OAuth dialog request');
+        return oauthRejected(
+          'Error validating verification code. Please make sure your redirect_uri is identical to the one you used in the OAuth dialog request',
+        );
       return config.codeAnswer(tokens.issue(code.userId, { kind: 'short', ttlMs: SHORT_TTL_MS, scopes: code.scopes }));
     },
   });

@@ -198,7 +198,16 @@ export interface ThreadsFake {
 const BASIC = 'threads_basic';
 const PUBLISH = 'threads_content_publish';
 const REPLIES = 'threads_manage_replies';
-const KNOWN_SCOPES = [BASIC, PUBLISH, REPLIES, 'threads_read_replies', 'threads_manage_insights', 'threads_delete', 'threads_keyword_search', 'threads_manage_mentions'];
+const KNOWN_SCOPES = [
+  BASIC,
+  PUBLISH,
+  REPLIES,
+  'threads_read_replies',
+  'threads_manage_insights',
+  'threads_delete',
+  'threads_keyword_search',
+  'threads_manage_mentions',
+];
 const TYPE = 'THApiException';
 const MAX_TEXT = 500;
 const MAX_LINKS = 5;
@@ -232,7 +241,8 @@ const MEDIA_FIELDS = [
 const USER_FIELDS = ['username', 'name', 'threads_profile_picture_url', 'threads_biography', 'is_verified'];
 const LIMIT_FIELDS = ['quota_usage', 'config', 'reply_quota_usage', 'reply_config', 'delete_quota_usage', 'delete_config'];
 
-const EMOJI = /[\p{Extended_Pictographic}\p{Regional_Indicator}\p{Emoji_Modifier}\u200D\uFE0F\u20E3\u{E0020}-\u{E007F}]/u;
+// The joiner, selector and keycap are listed as their own alternatives: inside a class they would read as combining marks.
+const EMOJI = /[\p{Extended_Pictographic}\p{Regional_Indicator}\p{Emoji_Modifier}\u{E0020}-\u{E007F}]|\u200D|\uFE0F|\u20E3/u;
 
 /** Threads' text length: one per character, but emoji (and the joiners and selectors of emoji sequences) count their
  * UTF-8 bytes. */
@@ -470,7 +480,8 @@ export async function startThreadsFake(options: ThreadsFakeOptions = {}): Promis
       if (!isSelf(user, ctx.params.id)) return metaErrors.unsupportedPost(ctx.params.id ?? '');
       const type = p.media_type;
       if (type === undefined) return invalid('(#100) The parameter media_type is required');
-      if (type !== 'TEXT' && type !== 'IMAGE' && type !== 'VIDEO' && type !== 'CAROUSEL') return invalid(`Param media_type must be one of {TEXT, IMAGE, VIDEO, CAROUSEL}`);
+      if (type !== 'TEXT' && type !== 'IMAGE' && type !== 'VIDEO' && type !== 'CAROUSEL')
+        return invalid(`Param media_type must be one of {TEXT, IMAGE, VIDEO, CAROUSEL}`);
       const isItem = p.is_carousel_item === 'true';
       if (isItem && (type === 'TEXT' || type === 'CAROUSEL')) return invalid('Only IMAGE and VIDEO containers can be carousel items');
       if (isItem && p.reply_to_id !== undefined) return invalid('A carousel item cannot be a reply');
@@ -483,7 +494,10 @@ export async function startThreadsFake(options: ThreadsFakeOptions = {}): Promis
         if (type !== 'TEXT') return invalid('Param link_attachment is only supported on TEXT posts');
         if (!/^https?:\/\/\S+$/.test(p.link_attachment)) return invalid('Param link_attachment must be a URL');
       }
-      const links = new Set([...(text?.match(/https?:\/\/[^\s<>"]+/g) ?? []).map((l) => l.replace(/[.,:;!?'")\]]+$/u, '')), ...(p.link_attachment === undefined ? [] : [p.link_attachment])]);
+      const links = new Set([
+        ...(text?.match(/https?:\/\/[^\s<>"]+/g) ?? []).map((l) => l.replace(/[.,:;!?'")\]]+$/u, '')),
+        ...(p.link_attachment === undefined ? [] : [p.link_attachment]),
+      ]);
       if (links.size > MAX_LINKS)
         return error({
           message: 'THREADS_API__LINK_LIMIT_EXCEEDED',
@@ -491,7 +505,8 @@ export async function startThreadsFake(options: ThreadsFakeOptions = {}): Promis
           error_user_title: 'Too many links',
           error_user_msg: `A post can contain at most ${MAX_LINKS} unique links (it has ${links.size}).`,
         });
-      if (p.reply_control !== undefined && !REPLY_CONTROLS.includes(p.reply_control)) return invalid(`Param reply_control must be one of {${REPLY_CONTROLS.join(', ')}}`);
+      if (p.reply_control !== undefined && !REPLY_CONTROLS.includes(p.reply_control))
+        return invalid(`Param reply_control must be one of {${REPLY_CONTROLS.join(', ')}}`);
       if (p.topic_tag !== undefined && ([...p.topic_tag].length < 1 || [...p.topic_tag].length > 50 || /[.&]/.test(p.topic_tag)))
         return invalid('Param topic_tag must be 1 to 50 characters, without periods (.) or ampersands (&)');
       if (p.alt_text !== undefined) {
@@ -517,7 +532,14 @@ export async function startThreadsFake(options: ThreadsFakeOptions = {}): Promis
         for (const childId of ids) {
           const child = containers.get(childId);
           if (child !== undefined) expire(child);
-          if (child === undefined || child.userId !== user.id || !child.isCarouselItem || child.state === 'ERROR' || child.state === 'EXPIRED' || child.state === 'PUBLISHED')
+          if (
+            child === undefined ||
+            child.userId !== user.id ||
+            !child.isCarouselItem ||
+            child.state === 'ERROR' ||
+            child.state === 'EXPIRED' ||
+            child.state === 'PUBLISHED'
+          )
             return invalid(`Param children: ${childId} is not a usable carousel item container of this user`);
           if (child.state !== 'FINISHED') return notReady();
         }
@@ -581,7 +603,8 @@ export async function startThreadsFake(options: ThreadsFakeOptions = {}): Promis
       if (c === undefined || c.userId !== user.id) return invalid(`Param creation_id: ${creationId} is not a media container of this user`);
       c.publishCalls += 1;
       if (c.isCarouselItem) return invalid('A carousel item cannot be published on its own; publish its carousel');
-      if (c.replyToId !== null && !tokens.get(ctx.token)?.scopes.includes(REPLIES)) return metaErrors.permission(`Application does not have permission for this action (${REPLIES})`);
+      if (c.replyToId !== null && !tokens.get(ctx.token)?.scopes.includes(REPLIES))
+        return metaErrors.permission(`Application does not have permission for this action (${REPLIES})`);
       expire(c);
       if (c.state === 'PUBLISHED') return invalid('(#100) This media container has already been published');
       const reply = c.replyToId !== null;
