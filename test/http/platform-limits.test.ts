@@ -34,10 +34,13 @@ describe('GET /api/v1/platforms', () => {
       'mastodon',
       'reddit',
     ]);
-    // No app is configured here: X connects through its consent page, but not on this server.
+    // No app is configured here: X and the rest connect through their consent pages, but not on this server.
     const connects: Record<string, [string, boolean]> = {
       x: ['oauth', false],
       linkedin: ['oauth', false],
+      instagram: ['oauth', false],
+      facebook: ['oauth', false],
+      threads: ['oauth', false],
       bluesky: ['credentials', true],
       mastodon: ['credentials', true],
     };
