@@ -123,6 +123,17 @@ describe('publishing to a Facebook Page', () => {
     expect(await postDetail(api, u, id)).toMatchObject({ status: 'published', targets: [{ status: 'published', platformPostId: post?.id }] });
   });
 
+  it('fails media_error when Facebook cannot process the video, publishing nothing', async () => {
+    const u = await userWithKey(api.db);
+    const { account, pageId } = await connectPage(u, 'Kim’s Kitchen');
+    const video = await uploadMedia(api, u, files.mp4Noise4s, 'v.mp4', 'video/mp4', 'Noise');
+    fb.failNextVideo('The video could not be processed');
+    const id = await publishNow(api, u, { accountIds: [account.id], caption: 'Will not process', mediaIds: [video] });
+    await api.publishing.drain();
+    expect((await postDetail(api, u, id)).targets[0]).toMatchObject({ status: 'failed', error: { category: 'media_error', retrying: false } });
+    expect(postsOf(pageId)).toEqual([]);
+  });
+
   it('publishes once when the worker loses the answer to the post: the Page is read and the post recorded', async () => {
     const u = await userWithKey(api.db);
     const { account, pageId } = await connectPage(u, 'Fay’s Forge');

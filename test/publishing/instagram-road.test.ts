@@ -1,5 +1,3 @@
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestApi, type Schemas } from '../support/api.js';
 import { connectThroughConsent } from '../support/consent.js';
@@ -7,7 +5,7 @@ import { userWithKey, type TestUser } from '../support/fixtures.js';
 import { startInstagramFake, type InstagramFake, type InstagramUser } from '../support/instagram-fake.js';
 import { metaErrors } from '../support/meta-fake-kit.js';
 import { makeMediaFiles, type MediaFiles } from '../support/media-files.js';
-import { postDetail, publishNow, uploadMedia } from '../support/posts.js';
+import { loseStoredFile, postDetail, publishNow, uploadMedia } from '../support/posts.js';
 
 // The whole road to Instagram: connect through the consent page, publish with the worker, and
 // assert what Instagram (a fake written from its documentation, which fetches every media URL
@@ -184,8 +182,7 @@ describe('publishing to Instagram', () => {
 
     // The stored file is gone: Herald's public URL answers 404, and Meta says it could not fetch it.
     const gone = await jpeg(u);
-    const key = (await api.db.selectFrom('media_assets').select('storage_key').where('id', '=', gone).executeTakeFirstOrThrow()).storage_key ?? '';
-    await rm(join(api.media.root, 'files', key), { force: true });
+    await loseStoredFile(api, gone);
     const unfetchable = await publishNow(api, u, { accountIds: [account.id], caption: 'Unfetchable', mediaIds: [gone] });
     await api.publishing.drain();
     const failed = (await postDetail(api, u, unfetchable)).targets[0];

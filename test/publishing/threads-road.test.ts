@@ -3,7 +3,7 @@ import { useTestApi, type Schemas } from '../support/api.js';
 import { connectThroughConsent } from '../support/consent.js';
 import { userWithKey, type TestUser } from '../support/fixtures.js';
 import { makeMediaFiles, type MediaFiles } from '../support/media-files.js';
-import { postDetail, publishNow, uploadMedia } from '../support/posts.js';
+import { loseStoredFile, postDetail, publishNow, uploadMedia } from '../support/posts.js';
 import { startThreadsFake, type ThreadsFake, type ThreadsUser } from '../support/threads-fake.js';
 
 // The whole road to Threads: connect through Threads Login, publish with the worker, and assert
@@ -132,6 +132,20 @@ describe('publishing to Threads', () => {
       status: 'failed',
       error: { category: 'media_error', retrying: false, message: 'Threads could not process the media: FAILED_PROCESSING_VIDEO' },
     });
+    expect(postsOf(user)).toEqual([]);
+  });
+
+  it('fails media_error naming the URL when Threads cannot fetch the media from Herald', async () => {
+    const u = await userWithKey(api.db);
+    const { account, user } = await connectThreads(u, 'hal.threads');
+    const gone = await uploadMedia(api, u, files.jpeg1080x1350, 'a.jpg', 'image/jpeg', 'Gone');
+    await loseStoredFile(api, gone);
+    const id = await publishNow(api, u, { accountIds: [account.id], caption: 'Unfetchable', mediaIds: [gone] });
+    await api.publishing.drain();
+    const target = (await postDetail(api, u, id)).targets[0];
+    expect(target).toMatchObject({ status: 'failed', error: { category: 'media_error', retrying: false } });
+    expect(target?.error?.message).toContain('Threads could not fetch the media from http://127.0.0.1:');
+    expect(target?.error?.message).toContain(`/media/${gone}?expires=`);
     expect(postsOf(user)).toEqual([]);
   });
 

@@ -1,3 +1,5 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { Schemas, TestApi } from './api.js';
 import type { TestUser } from './fixtures.js';
@@ -33,4 +35,10 @@ export async function uploadMedia(api: TestApi, u: TestUser, file: Buffer, name:
   const res = await api.request<Schemas['Media']>({ method: 'POST', url: '/api/v1/media', key: u.key, payload, headers: { 'content-type': contentType } });
   expect(res.status).toBe(201);
   return res.body.id;
+}
+
+/** Deletes a medium's stored file behind Herald's back: its public URL then answers 404, as a platform fetching it would find. */
+export async function loseStoredFile(api: TestApi, mediaId: string): Promise<void> {
+  const row = await api.db.selectFrom('media_assets').select('storage_key').where('id', '=', mediaId).executeTakeFirstOrThrow();
+  await rm(join(api.media.root, 'files', row.storage_key ?? ''), { force: true });
 }
