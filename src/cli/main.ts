@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-old-space-size=512 --no-allocation-site-pretenuring --single-threaded-gc
+#!/usr/bin/env -S node --max-old-space-size=512 --no-allocation-site-pretenuring --single-threaded-gc --max-semi-space-size=16
 import { Command } from 'commander';
 import { accountConnectCommand } from './commands/account/connect.js';
 import { accountDisconnectCommand } from './commands/account/disconnect.js';

@@ -170,6 +170,19 @@ describe('publishing to Instagram', () => {
     });
   });
 
+  it('finds a Story whose publish answer was lost among the account’s stories, publishing it once', async () => {
+    const u = await userWithKey(api.db);
+    const { account, user } = await connectInstagram(u, 'ivy.ig');
+    ig.fail('publish', { kind: 'commitThenDrop' });
+    const id = await publishNow(api, u, { accountIds: [account.id], postType: 'story', mediaIds: [await jpeg(u)] });
+    await api.publishing.drain();
+    await api.publishing.drainAhead(10 * 60_000);
+    const [story, ...more] = mediaOf(user);
+    expect(more).toEqual([]);
+    expect(story?.mediaProductType).toBe('STORY');
+    expect(await postDetail(api, u, id)).toMatchObject({ status: 'published', targets: [{ status: 'published', platformPostId: story?.id }] });
+  });
+
   it("fails media_error with Meta's reason when a container errors, and with the URL when Meta cannot fetch it", async () => {
     const u = await userWithKey(api.db);
     const { account, user } = await connectInstagram(u, 'fay.ig');

@@ -280,20 +280,24 @@ export function createInstagramPublisher(options: InstagramOptions): Publisher<M
     return null;
   }
 
-  /** The media a published container became: the account's recent media with this caption since the attempt began. */
+  /**
+   * The media a published container became: the account's recent media (stories are listed apart)
+   * with this caption since the attempt began.
+   */
   async function findMedia(request: PublishRequest<MetaUserToken>, part: PartToPublish, token: string): Promise<Reconciliation> {
+    const story = request.postType === 'story';
     const recent = listed<{ id?: unknown; caption?: unknown; timestamp?: unknown; permalink?: unknown }>(
       { name: 'Instagram', now: request.now },
       await graph({
         method: 'GET',
-        path: `/${v}/${encodeURIComponent(request.account.platformUserId ?? '')}/media`,
+        path: `/${v}/${encodeURIComponent(request.account.platformUserId ?? '')}/${story ? 'stories' : 'media'}`,
         params: { fields: 'id,caption,timestamp,permalink', limit: MEDIA_PAGE },
         token,
         timeoutMs,
       }),
     );
     const since = request.firstAttemptAt.getTime() - LOOK_BACK_MS;
-    const caption = request.postType === 'story' ? undefined : part.text;
+    const caption = story ? undefined : part.text;
     const matches = recent.filter((m) => (m.caption ?? undefined) === (caption === '' ? undefined : caption) && metaTime(m.timestamp) >= since);
     const [match] = matches;
     const id = match === undefined ? null : idOf(match);
