@@ -41,6 +41,7 @@ describe('GET /api/v1/platforms', () => {
       instagram: ['oauth', false],
       facebook: ['oauth', false],
       threads: ['oauth', false],
+      pinterest: ['oauth', false],
       bluesky: ['credentials', true],
       mastodon: ['credentials', true],
     };

@@ -10,6 +10,8 @@ import { createLinkedInPublisher } from '../../src/adapters/platforms/linkedin/p
 import { createFacebookPublisher } from '../../src/adapters/platforms/meta/facebook.js';
 import { createInstagramPublisher } from '../../src/adapters/platforms/meta/instagram.js';
 import { createThreadsPublisher } from '../../src/adapters/platforms/meta/threads.js';
+import { createPinterestApi, pinterestOAuth } from '../../src/adapters/platforms/pinterest/api.js';
+import { createPinterestPublisher } from '../../src/adapters/platforms/pinterest/publisher.js';
 import { createOAuthClient } from '../../src/adapters/platforms/oauth.js';
 import { createXApi, xOAuth } from '../../src/adapters/platforms/x/api.js';
 import { createXPublisher } from '../../src/adapters/platforms/x/publisher.js';
@@ -28,6 +30,7 @@ import { startFacebookFake, type FacebookFake } from '../support/facebook-fake.j
 import { startInstagramFake, type InstagramFake } from '../support/instagram-fake.js';
 import { startLinkedInFake, type LinkedInFake } from '../support/linkedin-fake.js';
 import { startMastodonFake, type MastodonFake } from '../support/mastodon-fake.js';
+import { startPinterestFake, type PinterestFake } from '../support/pinterest-fake.js';
 import { startThreadsFake, type ThreadsFake } from '../support/threads-fake.js';
 import { startXFake, type XFake } from '../support/x-fake.js';
 import { startTestPds, type TestPds } from '../support/pds.js';
@@ -65,13 +68,14 @@ let linkedin: LinkedInFake;
 let instagram: InstagramFake;
 let facebook: FacebookFake;
 let threads: ThreadsFake;
+let pinterest: PinterestFake;
 /** Serves a JPEG for the platforms that fetch media by URL, as Herald's public media URLs do. */
 let mediaServer: { url: string; close(): Promise<void> };
 const png = solidPng(16, 16);
 let names = 0;
 
 beforeAll(async () => {
-  [database, pds, mastodon, x, linkedin, instagram, facebook, threads, mediaServer] = await Promise.all([
+  [database, pds, mastodon, x, linkedin, instagram, facebook, threads, pinterest, mediaServer] = await Promise.all([
     createTestDatabase(),
     startTestPds(),
     startMastodonFake(),
@@ -80,6 +84,7 @@ beforeAll(async () => {
     startInstagramFake({ imagePolls: 0 }),
     startFacebookFake(),
     startThreadsFake({ imagePolls: 0 }),
+    startPinterestFake(),
     serveJpeg(),
   ]);
   proxy = await startFaultProxy(pds.url);
@@ -144,8 +149,11 @@ function road<C>(initial: C) {
   return { hooks, progress, stored: () => stored };
 }
 
+/** The platform fields an account's posts carry (a Pinterest board), by account id; none for most. */
+const fieldsOf = new Map<string, Record<string, unknown>>();
+
 function request<C>(account: PublishAccount, credentials: C, parts: PartToPublish[], inDoubt = false): PublishRequest<C> {
-  return { account, credentials, parts, postType: 'post', fields: {}, firstAttemptAt: new Date(), inDoubt, now: new Date() };
+  return { account, credentials, parts, postType: 'post', fields: fieldsOf.get(account.id) ?? {}, firstAttemptAt: new Date(), inDoubt, now: new Date() };
 }
 
 function part(publisher: Publisher<unknown>, text: string, media: MediaToPublish[] = []): PartToPublish {
@@ -396,6 +404,50 @@ const harnesses: [string, Harness<unknown>][] = [
       },
     },
   ],
+  [
+    'pinterest',
+    {
+      publisher: () =>
+        createPinterestPublisher({
+          fetch,
+          baseUrl: pinterest.url,
+          oauth: createOAuthClient(
+            pinterestOAuth(createPinterestApi(fetch, pinterest.url)),
+            { clientId: pinterest.clientId, clientSecret: pinterest.clientSecret },
+            { fetch, baseUrl: pinterest.url },
+          ),
+          publicUrlProblem: () => null,
+        }),
+      account() {
+        names += 1;
+        const user = pinterest.addUser({ username: `contract${names}` });
+        const board = pinterest.addBoard(user, { name: 'Contract' });
+        const id = `acc_p${names}`;
+        fieldsOf.set(id, { boardId: board.id });
+        const credentials = { ...pinterest.grant(user), expiresAt: new Date(Date.now() + 30 * 86_400_000).toISOString() };
+        return Promise.resolve({ account: { id, platform: 'pinterest', username: user.username, platformUserId: user.id }, credentials });
+      },
+      posts: (account, _credentials, text) =>
+        Promise.resolve(pinterest.pins.filter((p) => p.userId === account.platformUserId && p.description === text).length),
+      loseNextAnswer: () => pinterest.fail('pins', { kind: 'commitThenDrop' }),
+      requiredMedia: () => [fetchedJpeg()],
+      expire(credentials) {
+        pinterest.expireAccessTokens();
+        return credentials;
+      },
+      refreshes: () => pinterest.refreshes(),
+      slowMedia() {
+        pinterest.videoPolls = 1000;
+        return {
+          media: image({ kind: 'video', mime: 'video/mp4' }),
+          finish: () => {
+            for (const m of pinterest.media.values()) m.pollsLeft = 0;
+            pinterest.videoPolls = 2;
+          },
+        };
+      },
+    },
+  ],
 ];
 
 describe.each(harnesses)("the %s publisher keeps the seam's promises", (_name, harness) => {
@@ -468,12 +520,14 @@ describe.each(harnesses)("the %s publisher keeps the seam's promises", (_name, h
       const engine = road(stale);
       const before = refreshes();
       const outcomes = await Promise.all(
-        ['race one', 'race two'].map((text) => publisher.publish(request(account, stale, [part(publisher, text)]), engine.hooks({ version: 0 }))),
+        ['race one', 'race two'].map((text) =>
+          publisher.publish(request(account, stale, [part(publisher, text, harness.requiredMedia?.())]), engine.hooks({ version: 0 })),
+        ),
       );
       expect(outcomes.map((o) => o.kind)).toEqual(['published', 'published']);
       expect(refreshes() - before).toBe(1);
       const next = await publisher.publish(
-        request(account, engine.stored().credentials, [part(publisher, 'with the stored token')]),
+        request(account, engine.stored().credentials, [part(publisher, 'with the stored token', harness.requiredMedia?.())]),
         engine.hooks(engine.stored()),
       );
       expect(next.kind).toBe('published');

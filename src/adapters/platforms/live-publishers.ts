@@ -9,6 +9,8 @@ import { createFacebookPublisher, facebookConsent } from './meta/facebook.js';
 import { createInstagramPublisher, instagramConsent } from './meta/instagram.js';
 import { createThreadsPublisher, threadsConsent } from './meta/threads.js';
 import { createOAuthClient, type OAuthApp } from './oauth.js';
+import { createPinterestApi, pinterestOAuth } from './pinterest/api.js';
+import { createPinterestPublisher } from './pinterest/publisher.js';
 import { createLinkedInApi, linkedInOAuth } from './linkedin/api.js';
 import { createLinkedInPublisher } from './linkedin/publisher.js';
 import { createXApi, xOAuth } from './x/api.js';
@@ -23,6 +25,7 @@ export interface PlatformApps {
   instagram: { app: OAuthApp | undefined; baseUrl: string | undefined; version: string };
   facebook: { app: OAuthApp | undefined; baseUrl: string | undefined; version: string };
   threads: { app: OAuthApp | undefined; baseUrl: string | undefined };
+  pinterest: { app: OAuthApp | undefined; baseUrl: string | undefined };
 }
 
 /**
@@ -45,6 +48,9 @@ export function livePlatforms(
     li.app === undefined
       ? undefined
       : createOAuthClient(linkedInOAuth(createLinkedInApi(fetch, li.baseUrl, li.version)), li.app, { fetch, baseUrl: li.baseUrl });
+  const { pinterest: pi } = apps;
+  const pinterest =
+    pi.app === undefined ? undefined : createOAuthClient(pinterestOAuth(createPinterestApi(fetch, pi.baseUrl)), pi.app, { fetch, baseUrl: pi.baseUrl });
   const mastodon = createMastodonPublisher({ fetch });
   const publicUrlProblem = (url: string) => publicUrlProblemOf(url, network.allowPrivateNetwork);
   const consents: Partial<Record<LivePlatformId, OAuthConsent>> = {
@@ -53,6 +59,7 @@ export function livePlatforms(
     ...(ig.app === undefined ? {} : { instagram: instagramConsent({ fetch, ...ig, app: ig.app, publicUrlProblem }) }),
     ...(fb.app === undefined ? {} : { facebook: facebookConsent({ fetch, ...fb, app: fb.app }) }),
     ...(th.app === undefined ? {} : { threads: threadsConsent({ fetch, ...th, app: th.app, publicUrlProblem }) }),
+    ...(pinterest === undefined ? {} : { pinterest: pinterest.consent }),
   };
   return {
     publishers: {
@@ -63,6 +70,7 @@ export function livePlatforms(
       instagram: createInstagramPublisher({ fetch, ...ig, publicUrlProblem }),
       facebook: createFacebookPublisher({ fetch, ...fb }),
       threads: createThreadsPublisher({ fetch, ...th, publicUrlProblem }),
+      pinterest: createPinterestPublisher({ fetch, baseUrl: pi.baseUrl, oauth: pinterest, publicUrlProblem }),
     },
     oauth: consents,
     instanceOAuth: { mastodon: mastodonInstanceConsent(fetch, mastodon) },
@@ -70,8 +78,8 @@ export function livePlatforms(
 }
 
 /**
- * Why Meta's crawler could not fetch a public media URL of this server: only https on a public
- * host is reachable from Meta (http and private addresses only where the operator allows private
+ * Why a platform's crawler (Meta's, Pinterest's) could not fetch a public media URL of this
+ * server: only https on a public host is reachable from outside (http and private addresses only where the operator allows private
  * networks, as the tests do with their fakes).
  */
 function publicUrlProblemOf(url: string, allowPrivateNetwork: boolean): string | null {

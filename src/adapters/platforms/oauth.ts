@@ -23,6 +23,8 @@ export interface OAuthPlatform {
   /** The documented endpoints (absolute URLs); `baseUrl` replaces their origin. */
   endpoints: { authorize: string; token: string; revoke?: string };
   scopes: readonly string[];
+  /** How the consent URL joins the scopes: a space as RFC 6749 says, or a comma (Pinterest). */
+  scopeSeparator?: ' ' | ',';
   /** PKCE S256, where the platform supports it. */
   pkce: boolean;
   /** How the client authenticates at the token endpoint: HTTP Basic or the form's body. */
@@ -89,7 +91,7 @@ export function createOAuthClient(
       url.searchParams.set('response_type', 'code');
       url.searchParams.set('client_id', app.clientId);
       url.searchParams.set('redirect_uri', redirectUri);
-      url.searchParams.set('scope', platform.scopes.join(' '));
+      url.searchParams.set('scope', platform.scopes.join(platform.scopeSeparator ?? ' '));
       url.searchParams.set('state', state);
       let codeVerifier: string | null = null;
       if (platform.pkce) {
@@ -139,6 +141,8 @@ export function createOAuthClient(
         if (error instanceof oauth.ResponseBodyError && error.status >= 400 && error.status < 500) {
           throw new OAuthRefusal(`${platform.displayName} refused the stored refresh token (${error.error}): connect the account again`);
         }
+        const refused = refusedWithoutOAuthError(error);
+        if (refused !== null) throw new OAuthRefusal(`${platform.displayName} refused the stored refresh token (${refused}): connect the account again`);
         throw error;
       }
     },
@@ -151,8 +155,20 @@ function connectErrorOf(displayName: string, host: string, error: unknown): Conn
     if (error.status >= 500) return new ConnectError('unreachable', `${displayName} answered ${error.status} to the code exchange`);
     return new ConnectError('invalid_credentials', `${displayName} refused the code exchange (${error.error})`);
   }
+  const refused = refusedWithoutOAuthError(error);
+  if (refused !== null) return new ConnectError('invalid_credentials', `${displayName} refused the code exchange (${refused})`);
   if (error instanceof oauth.OperationProcessingError)
     return new ConnectError('bad_answer', `${displayName} answered the code exchange with something Herald cannot use`);
   if (error instanceof ConnectError) return error;
   return new ConnectError('unreachable', `${displayName} could not be reached: ${networkMessage(error, host)}`);
+}
+
+/**
+ * A token endpoint's 400 or 401 whose body is not OAuth's `{error}` (Pinterest answers its own
+ * `{code, message}`): the HTTP status, to name; null for anything else.
+ */
+function refusedWithoutOAuthError(error: unknown): string | null {
+  if (!(error instanceof oauth.OperationProcessingError) || !(error.cause instanceof Response)) return null;
+  const { status } = error.cause;
+  return status === 400 || status === 401 ? `HTTP ${status}` : null;
 }

@@ -1,4 +1,4 @@
-import type { Platform } from '../api-types.js';
+import type { ErrorDetail, Platform } from '../api-types.js';
 import { platformRules } from './table/index.js';
 
 /**
@@ -34,6 +34,8 @@ export interface ConsentPlatform {
   connects: 'oauth';
   /** The platform's name in the variables of its app: HERALD_<NAME>_CLIENT_ID and HERALD_<NAME>_CLIENT_SECRET. */
   configName: string;
+  /** `fields` a post must give for a live account of the platform (a Pinterest board), with why. */
+  requiredFields?: readonly { key: string; why: string }[];
 }
 
 export const LIVE_PLATFORMS = [
@@ -61,6 +63,7 @@ export const LIVE_PLATFORMS = [
   { id: 'instagram', connects: 'oauth', configName: 'INSTAGRAM' },
   { id: 'facebook', connects: 'oauth', configName: 'FACEBOOK' },
   { id: 'threads', connects: 'oauth', configName: 'THREADS' },
+  { id: 'pinterest', connects: 'oauth', configName: 'PINTEREST', requiredFields: [{ key: 'boardId', why: 'the board to pin to' }] },
 ] as const satisfies readonly LivePlatform[];
 
 export type LivePlatformId = (typeof LIVE_PLATFORMS)[number]['id'];
@@ -100,4 +103,31 @@ export function platformCatalogue(configuredApps: Readonly<Partial<Record<string
     const connect = livePlatform(rules.id)?.connects ?? 'sandbox';
     return { ...rules, connect, configured: connect === 'credentials' || (connect === 'oauth' && configuredApps[rules.id] !== undefined) };
   });
+}
+
+/**
+ * The fields a post lacks for its live targets: for each live account whose platform requires
+ * fields (`requiredFields`), every one its override does not give, as `details` items.
+ */
+export function missingLiveFields(
+  accounts: readonly { id: string; platform: string; mode: string }[],
+  overrides: readonly { accountId: string; fields?: Readonly<Record<string, unknown>> }[],
+): ErrorDetail[] {
+  const problems: ErrorDetail[] = [];
+  for (const account of accounts) {
+    const platform = livePlatform(account.platform);
+    if (account.mode !== 'live' || platform?.connects !== 'oauth') continue;
+    const index = overrides.findIndex((o) => o.accountId === account.id);
+    for (const { key, why } of platform.requiredFields ?? []) {
+      if (index !== -1 && overrides[index]?.fields?.[key] !== undefined) continue;
+      problems.push({
+        code: 'invalid_type',
+        expected: 'string',
+        received: 'undefined',
+        path: index === -1 ? ['accountOverrides'] : ['accountOverrides', index, 'fields', key],
+        message: `A live ${displayNameOf(account.platform)} account (${account.id}) needs fields.${key} in its accountOverrides entry: ${why}`,
+      });
+    }
+  }
+  return problems;
 }

@@ -8,6 +8,7 @@ import { DomainError, invalidRequest } from '../errors.js';
 import { isWellFormedId, newId } from '../ids.js';
 import { toMediaFacts } from '../media/media-view.js';
 import { findPlatformViolation, type MediaFacts, type TargetToCheck } from '../platforms/index.js';
+import { missingLiveFields } from '../platforms/live.js';
 import { findInputProblems } from './input-rules.js';
 
 /** A create request as the validator hands it on: the schema's defaults are already filled in. */
@@ -86,6 +87,8 @@ export async function ownedTargets(trx: Transaction<Database>, userId: string, i
   const mediaFound = new Set(media.map((m) => m.id));
   const foreignMedia = mediaIds.find((id) => !mediaFound.has(id));
   if (foreignMedia !== undefined) throw new DomainError('forbidden', `Media not accessible: ${foreignMedia}`);
+  const missing = missingLiveFields(accounts, input.accountOverrides ?? []);
+  if (missing.length > 0) throw invalidRequest(missing);
 
   return targetsToCheck(input, accounts, media);
 }

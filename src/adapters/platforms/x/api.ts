@@ -1,5 +1,4 @@
-import { readBoundedText } from '../../net/bounded-body.js';
-import { noAnswer, parseJson, type NoAnswer } from '../http-outcomes.js';
+import { createRestApi, type RestApi, type RestFailure, type RestResult } from '../rest-api.js';
 import { onBase, type OAuthPlatform, type OAuthTokens } from '../oauth.js';
 import { ConnectError } from '../../../domain/ports/publisher.js';
 
@@ -18,54 +17,13 @@ export const X_ENDPOINTS = {
 /** What posting needs: tweet.write with tweet.read and users.read, media.write for uploads, offline.access for a refresh token. */
 export const X_SCOPES = ['tweet.read', 'tweet.write', 'users.read', 'media.write', 'offline.access'] as const;
 
-/** The most of one JSON answer Herald reads, after decompression. */
-const ANSWER_LIMIT_BYTES = 2 * 1024 * 1024;
-
-export type XFailure =
-  /** X answered an error status; `body` is its parsed JSON, when it sent JSON. */
-  { kind: 'http'; status: number; body: unknown; headers: Headers } | NoAnswer;
-
-export type XResult<T> = { ok: true; status: number; data: T; headers: Headers } | { ok: false; failure: XFailure };
-
-export interface XCall {
-  method: 'GET' | 'POST';
-  path: string;
-  json?: unknown;
-  form?: FormData;
-  timeoutMs: number;
-}
-
-export type XApi = <T>(call: XCall, accessToken: string) => Promise<XResult<T>>;
+export type XFailure = RestFailure;
+export type XResult<T> = RestResult<T>;
+export type XApi = RestApi;
 
 /** Calls to X over the injected fetch; nothing the network or X does is thrown, every answer is a value. */
 export function createXApi(fetch: typeof globalThis.fetch, baseUrl: string | undefined): XApi {
-  const origin = onBase(X_ENDPOINTS.api, baseUrl).replace(/\/$/, '');
-  const host = new URL(origin).host;
-  return async <T>(call: XCall, accessToken: string): Promise<XResult<T>> => {
-    const headers: Record<string, string> = { authorization: `Bearer ${accessToken}` };
-    let body: string | FormData | undefined;
-    if (call.json !== undefined) {
-      headers['content-type'] = 'application/json';
-      body = JSON.stringify(call.json);
-    } else {
-      body = call.form;
-    }
-    try {
-      const response = await fetch(`${origin}${call.path}`, {
-        method: call.method,
-        headers,
-        body,
-        redirect: 'error',
-        signal: AbortSignal.timeout(call.timeoutMs),
-      });
-      const text = await readBoundedText(response, ANSWER_LIMIT_BYTES);
-      const parsed = text === '' ? {} : parseJson(text);
-      if (response.ok && parsed !== undefined) return { ok: true, status: response.status, data: parsed as T, headers: response.headers };
-      return { ok: false, failure: { kind: 'http', status: response.status, body: parsed, headers: response.headers } };
-    } catch (thrown) {
-      return { ok: false, failure: noAnswer(thrown, host) };
-    }
-  };
+  return createRestApi(fetch, onBase(X_ENDPOINTS.api, baseUrl));
 }
 
 /** X's OAuth 2.0 with PKCE, a confidential client (HTTP Basic at the token endpoint); the account from GET /2/users/me. */

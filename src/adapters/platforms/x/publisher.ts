@@ -11,8 +11,9 @@ import type {
 } from '../../../domain/ports/publisher.js';
 import { chunkRanges, uploadInChunks } from '../chunked-upload.js';
 import { failed, Halt, outcomeOfThrown, readMedia, type FailedOutcome } from '../http-outcomes.js';
-import { OAuthRefusal, type OAuthClient, type OAuthTokens } from '../oauth.js';
-import { createXApi, type XApi, type XCall, type XResult } from './api.js';
+import type { OAuthClient, OAuthTokens } from '../oauth.js';
+import { restSession, type RestSession } from '../oauth-session.js';
+import { createXApi, type XResult } from './api.js';
 import { classify } from './classify.js';
 
 /** What is stored for an X account: its OAuth 2.0 tokens (the refresh token is single use: every refresh rotates it). */
@@ -27,8 +28,6 @@ interface Options {
   requestTimeoutMs?: number;
 }
 
-/** An access token this close to its end is refreshed before use (X's last 2 hours). */
-const REFRESH_MARGIN_MS = 60_000;
 /** Video is appended in segments of this size (peers use 1 MB); X takes at most 1,000 segments. */
 const SEGMENT_BYTES = 4 * 1024 * 1024;
 /** How far back, before the attempt began, a post in doubt is looked for (clock skew). */
@@ -46,7 +45,7 @@ export function createXPublisher(options: Options): Publisher<XCredentials> {
   const api = createXApi(options.fetch, options.baseUrl);
   const timeoutMs = options.requestTimeoutMs ?? 30_000;
   const session = (request: PublishRequest<XCredentials>, hooks: PublishHooks<XCredentials>) =>
-    new Session(api, options.oauth, request.credentials, hooks, request.now);
+    restSession({ displayName: 'X', configName: 'X' }, options.oauth, api, request, hooks);
 
   return {
     newPartMaterial: (now) => ({ key: randomUUID(), createdAt: now.toISOString() }),
@@ -130,7 +129,7 @@ export function createXPublisher(options: Options): Publisher<XCredentials> {
    * segments, and when X is still processing it its id is the part's progress and the outcome is
    * pending, looked at again at the pace X asks for (check_after_secs).
    */
-  async function mediaOf(x: Session, part: PartToPublish, hooks: PublishHooks<XCredentials>): Promise<string[] | PublishOutcome> {
+  async function mediaOf(x: RestSession, part: PartToPublish, hooks: PublishHooks<XCredentials>): Promise<string[] | PublishOutcome> {
     const progress = parseProgress(part.progress);
     if (progress !== null) return videoStatus(x, progress.mediaId, part, hooks);
     const ids: string[] = [];
@@ -148,7 +147,7 @@ export function createXPublisher(options: Options): Publisher<XCredentials> {
     return ids;
   }
 
-  async function uploadImage(x: Session, media: MediaToPublish): Promise<string | FailedOutcome> {
+  async function uploadImage(x: RestSession, media: MediaToPublish): Promise<string | FailedOutcome> {
     const form = new FormData();
     form.append('media', new Blob([await readMedia(media)], { type: media.mime }), `${media.id}`);
     form.append('media_category', media.mime === 'image/gif' ? 'tweet_gif' : 'tweet_image');
@@ -163,7 +162,7 @@ export function createXPublisher(options: Options): Publisher<XCredentials> {
     return id;
   }
 
-  async function uploadVideo(x: Session, media: MediaToPublish): Promise<string | FailedOutcome> {
+  async function uploadVideo(x: RestSession, media: MediaToPublish): Promise<string | FailedOutcome> {
     const started = await x.call<{ data?: { id?: unknown } }>({
       method: 'POST',
       path: '/2/media/upload/initialize',
@@ -189,7 +188,7 @@ export function createXPublisher(options: Options): Publisher<XCredentials> {
   }
 
   /** Where X is with a video: its id once processed, pending while processing, media_error when X could not process it. */
-  async function videoStatus(x: Session, mediaId: string, part: PartToPublish, hooks: PublishHooks<XCredentials>): Promise<string[] | PublishOutcome> {
+  async function videoStatus(x: RestSession, mediaId: string, part: PartToPublish, hooks: PublishHooks<XCredentials>): Promise<string[] | PublishOutcome> {
     const status = await x.call<{ data?: { processing_info?: { state?: unknown; check_after_secs?: unknown; error?: { message?: unknown } } } }>({
       method: 'GET',
       path: `/2/media/upload?command=STATUS&media_id=${encodeURIComponent(mediaId)}`,
@@ -206,56 +205,6 @@ export function createXPublisher(options: Options): Publisher<XCredentials> {
     }
     const seconds = typeof info.check_after_secs === 'number' && info.check_after_secs > 0 ? info.check_after_secs : 5;
     return { kind: 'pending', checkAfterMs: seconds * 1000 };
-  }
-}
-
-/**
- * One publication's access to X: the access token, refreshed before it ends and once when X
- * answers 401, through the token source (refreshes of one account take turns across workers, and
- * a pair another publication has just stored is taken as it is: X's refresh tokens are single use).
- */
-class Session {
-  #refreshed = false;
-
-  constructor(
-    private readonly api: XApi,
-    private readonly oauth: OAuthClient | undefined,
-    private credentials: XCredentials,
-    private readonly hooks: PublishHooks<XCredentials>,
-    private readonly now: Date,
-  ) {}
-
-  async call<T>(call: XCall): Promise<XResult<T>> {
-    if (this.credentials.expiresAt !== null && Date.parse(this.credentials.expiresAt) - this.now.getTime() < REFRESH_MARGIN_MS && !this.#refreshed)
-      await this.refresh();
-    const result = await this.api<T>(call, this.credentials.accessToken);
-    if (result.ok || result.failure.kind !== 'http' || result.failure.status !== 401 || this.#refreshed) return result;
-    await this.refresh();
-    return this.api<T>(call, this.credentials.accessToken);
-  }
-
-  private async refresh(): Promise<void> {
-    this.#refreshed = true;
-    const oauth = this.oauth;
-    if (oauth === undefined)
-      throw new Halt(
-        failed('auth_expired', 'X is not configured on this server (HERALD_X_CLIENT_ID, HERALD_X_CLIENT_SECRET), so the access token cannot be refreshed'),
-      );
-    this.credentials = await this.hooks
-      .refreshCredentials(async (current) => {
-        if (current.refreshToken === null)
-          throw new Halt(failed('auth_expired', 'X gave no refresh token for this account; connect it again', { credentialsRevoked: true }));
-        try {
-          return await oauth.refresh(current.refreshToken);
-        } catch (error) {
-          if (error instanceof OAuthRefusal) throw new Halt(failed('auth_expired', error.message, { credentialsRevoked: true }));
-          throw new Halt(failed('platform_error', 'X could not refresh the access token', { retryable: true }));
-        }
-      })
-      .catch((error: unknown) => {
-        if (error instanceof Halt) throw error;
-        throw new Halt(failed('system_error', 'Herald could not store the refreshed X tokens', { retryable: true }));
-      });
   }
 }
 

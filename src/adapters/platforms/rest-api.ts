@@ -1,0 +1,52 @@
+import { readBoundedText } from '../net/bounded-body.js';
+import { noAnswer, parseJson, type NoAnswer } from './http-outcomes.js';
+
+/** A JSON API's answer to a call that failed: the error status with its parsed body, or no usable answer. */
+export type RestFailure = { kind: 'http'; status: number; body: unknown; headers: Headers } | NoAnswer;
+
+export type RestResult<T> = { ok: true; status: number; data: T; headers: Headers } | { ok: false; failure: RestFailure };
+
+export interface RestCall {
+  method: 'GET' | 'POST';
+  path: string;
+  json?: unknown;
+  form?: FormData;
+  timeoutMs: number;
+}
+
+/** Calls one JSON API with a Bearer token. */
+export type RestApi = <T>(call: RestCall, accessToken: string) => Promise<RestResult<T>>;
+
+/** The most of one JSON answer Herald reads, after decompression. */
+const ANSWER_LIMIT_BYTES = 2 * 1024 * 1024;
+
+/** Calls to a JSON API's origin over the injected fetch; nothing the network or the platform does is thrown, every answer is a value. */
+export function createRestApi(fetch: typeof globalThis.fetch, origin: string): RestApi {
+  const base = origin.replace(/\/$/, '');
+  const host = new URL(base).host;
+  return async <T>(call: RestCall, accessToken: string): Promise<RestResult<T>> => {
+    const headers: Record<string, string> = { authorization: `Bearer ${accessToken}` };
+    let body: string | FormData | undefined;
+    if (call.json !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(call.json);
+    } else {
+      body = call.form;
+    }
+    try {
+      const response = await fetch(`${base}${call.path}`, {
+        method: call.method,
+        headers,
+        body,
+        redirect: 'error',
+        signal: AbortSignal.timeout(call.timeoutMs),
+      });
+      const text = await readBoundedText(response, ANSWER_LIMIT_BYTES);
+      const parsed = text === '' ? {} : parseJson(text);
+      if (response.ok && parsed !== undefined) return { ok: true, status: response.status, data: parsed as T, headers: response.headers };
+      return { ok: false, failure: { kind: 'http', status: response.status, body: parsed, headers: response.headers } };
+    } catch (thrown) {
+      return { ok: false, failure: noAnswer(thrown, host) };
+    }
+  };
+}
