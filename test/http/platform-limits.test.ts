@@ -42,6 +42,7 @@ describe('GET /api/v1/platforms', () => {
       facebook: ['oauth', false],
       threads: ['oauth', false],
       pinterest: ['oauth', false],
+      youtube: ['oauth', false],
       bluesky: ['credentials', true],
       mastodon: ['credentials', true],
     };

@@ -12,6 +12,8 @@ import { createInstagramPublisher } from '../../src/adapters/platforms/meta/inst
 import { createThreadsPublisher } from '../../src/adapters/platforms/meta/threads.js';
 import { createPinterestApi, pinterestOAuth } from '../../src/adapters/platforms/pinterest/api.js';
 import { createPinterestPublisher } from '../../src/adapters/platforms/pinterest/publisher.js';
+import { createYouTubeApi, youTubeOAuth } from '../../src/adapters/platforms/youtube/api.js';
+import { createYouTubePublisher } from '../../src/adapters/platforms/youtube/publisher.js';
 import { createOAuthClient } from '../../src/adapters/platforms/oauth.js';
 import { createXApi, xOAuth } from '../../src/adapters/platforms/x/api.js';
 import { createXPublisher } from '../../src/adapters/platforms/x/publisher.js';
@@ -32,6 +34,7 @@ import { startLinkedInFake, type LinkedInFake } from '../support/linkedin-fake.j
 import { startMastodonFake, type MastodonFake } from '../support/mastodon-fake.js';
 import { startPinterestFake, type PinterestFake } from '../support/pinterest-fake.js';
 import { startThreadsFake, type ThreadsFake } from '../support/threads-fake.js';
+import { startYouTubeFake, type YouTubeFake } from '../support/youtube-fake.js';
 import { startXFake, type XFake } from '../support/x-fake.js';
 import { startTestPds, type TestPds } from '../support/pds.js';
 import { solidPng } from '../support/png.js';
@@ -69,13 +72,14 @@ let instagram: InstagramFake;
 let facebook: FacebookFake;
 let threads: ThreadsFake;
 let pinterest: PinterestFake;
+let youtube: YouTubeFake;
 /** Serves a JPEG for the platforms that fetch media by URL, as Herald's public media URLs do. */
 let mediaServer: { url: string; close(): Promise<void> };
 const png = solidPng(16, 16);
 let names = 0;
 
 beforeAll(async () => {
-  [database, pds, mastodon, x, linkedin, instagram, facebook, threads, pinterest, mediaServer] = await Promise.all([
+  [database, pds, mastodon, x, linkedin, instagram, facebook, threads, pinterest, youtube, mediaServer] = await Promise.all([
     createTestDatabase(),
     startTestPds(),
     startMastodonFake(),
@@ -85,6 +89,7 @@ beforeAll(async () => {
     startFacebookFake(),
     startThreadsFake({ imagePolls: 0 }),
     startPinterestFake(),
+    startYouTubeFake({ videoPolls: 0 }),
     serveJpeg(),
   ]);
   proxy = await startFaultProxy(pds.url);
@@ -443,6 +448,46 @@ const harnesses: [string, Harness<unknown>][] = [
           finish: () => {
             for (const m of pinterest.media.values()) m.pollsLeft = 0;
             pinterest.videoPolls = 2;
+          },
+        };
+      },
+    },
+  ],
+  [
+    'youtube',
+    {
+      publisher: () =>
+        createYouTubePublisher({
+          fetch,
+          baseUrl: youtube.url,
+          oauth: createOAuthClient(
+            youTubeOAuth(createYouTubeApi(fetch, youtube.url)),
+            { clientId: youtube.clientId, clientSecret: youtube.clientSecret },
+            { fetch, baseUrl: youtube.url },
+          ),
+        }),
+      account() {
+        names += 1;
+        const user = youtube.addUser({ name: `Contract ${names}` });
+        const credentials = { ...youtube.grant(user), expiresAt: new Date(Date.now() + 3_600_000).toISOString() };
+        return Promise.resolve({ account: { id: `acc_y${names}`, platform: 'youtube', username: user.name, platformUserId: user.channel.id }, credentials });
+      },
+      posts: (account, _credentials, text) =>
+        Promise.resolve(youtube.videos.filter((v) => v.channelId === account.platformUserId && v.description === text).length),
+      loseNextAnswer: () => youtube.fail('upload', { kind: 'commitThenDrop' }),
+      requiredMedia: () => [image({ kind: 'video', mime: 'video/mp4' })],
+      expire(credentials) {
+        youtube.expireAccessTokens();
+        return credentials;
+      },
+      refreshes: () => youtube.refreshes(),
+      slowMedia() {
+        youtube.videoPolls = 1000;
+        return {
+          media: image({ kind: 'video', mime: 'video/mp4' }),
+          finish: () => {
+            youtube.videoPolls = 0;
+            youtube.finishProcessing();
           },
         };
       },

@@ -14,6 +14,8 @@ import { createPinterestPublisher } from './pinterest/publisher.js';
 import { createLinkedInApi, linkedInOAuth } from './linkedin/api.js';
 import { createLinkedInPublisher } from './linkedin/publisher.js';
 import { createXApi, xOAuth } from './x/api.js';
+import { createYouTubeApi, youTubeOAuth } from './youtube/api.js';
+import { createYouTubePublisher } from './youtube/publisher.js';
 import { createXPublisher } from './x/publisher.js';
 
 /** Each OAuth platform's app on this server (undefined: not configured) and the origin that replaces its documented hosts. */
@@ -26,6 +28,7 @@ export interface PlatformApps {
   facebook: { app: OAuthApp | undefined; baseUrl: string | undefined; version: string };
   threads: { app: OAuthApp | undefined; baseUrl: string | undefined };
   pinterest: { app: OAuthApp | undefined; baseUrl: string | undefined };
+  youtube: { app: OAuthApp | undefined; baseUrl: string | undefined };
 }
 
 /**
@@ -51,6 +54,9 @@ export function livePlatforms(
   const { pinterest: pi } = apps;
   const pinterest =
     pi.app === undefined ? undefined : createOAuthClient(pinterestOAuth(createPinterestApi(fetch, pi.baseUrl)), pi.app, { fetch, baseUrl: pi.baseUrl });
+  const { youtube: yt } = apps;
+  const youtube =
+    yt.app === undefined ? undefined : createOAuthClient(youTubeOAuth(createYouTubeApi(fetch, yt.baseUrl)), yt.app, { fetch, baseUrl: yt.baseUrl });
   const mastodon = createMastodonPublisher({ fetch });
   const publicUrlProblem = (url: string) => publicUrlProblemOf(url, network.allowPrivateNetwork);
   const consents: Partial<Record<LivePlatformId, OAuthConsent>> = {
@@ -60,6 +66,7 @@ export function livePlatforms(
     ...(fb.app === undefined ? {} : { facebook: facebookConsent({ fetch, ...fb, app: fb.app }) }),
     ...(th.app === undefined ? {} : { threads: threadsConsent({ fetch, ...th, app: th.app, publicUrlProblem }) }),
     ...(pinterest === undefined ? {} : { pinterest: pinterest.consent }),
+    ...(youtube === undefined ? {} : { youtube: youtube.consent }),
   };
   return {
     publishers: {
@@ -71,6 +78,7 @@ export function livePlatforms(
       facebook: createFacebookPublisher({ fetch, ...fb }),
       threads: createThreadsPublisher({ fetch, ...th, publicUrlProblem }),
       pinterest: createPinterestPublisher({ fetch, baseUrl: pi.baseUrl, oauth: pinterest, publicUrlProblem }),
+      youtube: createYouTubePublisher({ fetch, baseUrl: yt.baseUrl, oauth: youtube }),
     },
     oauth: consents,
     instanceOAuth: { mastodon: mastodonInstanceConsent(fetch, mastodon) },

@@ -25,6 +25,10 @@ export interface OAuthPlatform {
   scopes: readonly string[];
   /** How the consent URL joins the scopes: a space as RFC 6749 says, or a comma (Pinterest). */
   scopeSeparator?: ' ' | ',';
+  /** More parameters of the consent URL (Google's `access_type=offline`). */
+  authorizeParams?: Readonly<Record<string, string>>;
+  /** Said after a refused refresh token: what usually causes it on this platform. */
+  refusalHint?: string;
   /** PKCE S256, where the platform supports it. */
   pkce: boolean;
   /** How the client authenticates at the token endpoint: HTTP Basic or the form's body. */
@@ -93,6 +97,7 @@ export function createOAuthClient(
       url.searchParams.set('redirect_uri', redirectUri);
       url.searchParams.set('scope', platform.scopes.join(platform.scopeSeparator ?? ' '));
       url.searchParams.set('state', state);
+      for (const [name, value] of Object.entries(platform.authorizeParams ?? {})) url.searchParams.set(name, value);
       let codeVerifier: string | null = null;
       if (platform.pkce) {
         codeVerifier = oauth.generateRandomCodeVerifier();
@@ -139,10 +144,15 @@ export function createOAuthClient(
         return { ...refreshed, refreshToken: refreshed.refreshToken ?? refreshToken };
       } catch (error) {
         if (error instanceof oauth.ResponseBodyError && error.status >= 400 && error.status < 500) {
-          throw new OAuthRefusal(`${platform.displayName} refused the stored refresh token (${error.error}): connect the account again`);
+          throw new OAuthRefusal(
+            `${platform.displayName} refused the stored refresh token (${error.error}): connect the account again${platform.refusalHint ?? ''}`,
+          );
         }
         const refused = refusedWithoutOAuthError(error);
-        if (refused !== null) throw new OAuthRefusal(`${platform.displayName} refused the stored refresh token (${refused}): connect the account again`);
+        if (refused !== null)
+          throw new OAuthRefusal(
+            `${platform.displayName} refused the stored refresh token (${refused}): connect the account again${platform.refusalHint ?? ''}`,
+          );
         throw error;
       }
     },

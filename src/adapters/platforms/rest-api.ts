@@ -7,10 +7,14 @@ export type RestFailure = { kind: 'http'; status: number; body: unknown; headers
 export type RestResult<T> = { ok: true; status: number; data: T; headers: Headers } | { ok: false; failure: RestFailure };
 
 export interface RestCall {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PUT';
+  /** A path on the API's origin, or an absolute URL the platform gave (an upload session). */
   path: string;
   json?: unknown;
   form?: FormData;
+  /** Raw bytes (an upload chunk); none for an empty body. */
+  bytes?: Buffer;
+  headers?: Readonly<Record<string, string>>;
   timeoutMs: number;
 }
 
@@ -25,16 +29,16 @@ export function createRestApi(fetch: typeof globalThis.fetch, origin: string): R
   const base = origin.replace(/\/$/, '');
   const host = new URL(base).host;
   return async <T>(call: RestCall, accessToken: string): Promise<RestResult<T>> => {
-    const headers: Record<string, string> = { authorization: `Bearer ${accessToken}` };
-    let body: string | FormData | undefined;
+    const headers: Record<string, string> = { ...call.headers, authorization: `Bearer ${accessToken}` };
+    let body: string | FormData | Uint8Array | undefined;
     if (call.json !== undefined) {
-      headers['content-type'] = 'application/json';
+      headers['content-type'] ??= 'application/json';
       body = JSON.stringify(call.json);
     } else {
-      body = call.form;
+      body = call.form ?? call.bytes;
     }
     try {
-      const response = await fetch(`${base}${call.path}`, {
+      const response = await fetch(/^https?:\/\//.test(call.path) ? call.path : `${base}${call.path}`, {
         method: call.method,
         headers,
         body,

@@ -64,6 +64,7 @@ export const LIVE_PLATFORMS = [
   { id: 'facebook', connects: 'oauth', configName: 'FACEBOOK' },
   { id: 'threads', connects: 'oauth', configName: 'THREADS' },
   { id: 'pinterest', connects: 'oauth', configName: 'PINTEREST', requiredFields: [{ key: 'boardId', why: 'the board to pin to' }] },
+  { id: 'youtube', connects: 'oauth', configName: 'YOUTUBE' },
 ] as const satisfies readonly LivePlatform[];
 
 export type LivePlatformId = (typeof LIVE_PLATFORMS)[number]['id'];

@@ -12,7 +12,8 @@ import type {
   Reconciliation,
 } from '../../../domain/ports/publisher.js';
 import { ConnectError } from '../../../domain/ports/publisher.js';
-import { failed, Halt, outcomeOfThrown, readMedia } from '../http-outcomes.js';
+import { failed, Halt, readMedia } from '../http-outcomes.js';
+import { publishParts } from '../publish-parts.js';
 import { onBase, type OAuthApp } from '../oauth.js';
 import { classify, type MetaStep } from './classify.js';
 import { codeOf, consentCall, consentPage } from './consent.js';
@@ -177,23 +178,10 @@ export function createFacebookPublisher(options: FacebookOptions): Publisher<Fac
       }
     },
 
-    async publish(request, hooks): Promise<PublishOutcome> {
-      const done: PublishedPart[] = [];
-      try {
-        for (const part of request.parts) {
-          if (part.published !== null) {
-            done.push(part.published);
-            continue;
-          }
-          const made = part.index === 0 ? await publishPost(request, part, hooks) : await comment(request, part, done[0]?.platformPostId ?? '');
-          if (!('platformPostId' in made)) return made;
-          await hooks.partPublished(part.index, made);
-          done.push(made);
-        }
-      } catch (error) {
-        return outcomeOfThrown(error, 'Facebook');
-      }
-      return { kind: 'published', parts: done };
+    publish(request, hooks): Promise<PublishOutcome> {
+      return publishParts(request, hooks, 'Facebook', (part, done) =>
+        part.index === 0 ? publishPost(request, part, hooks) : comment(request, part, done[0]?.platformPostId ?? ''),
+      );
     },
   };
 

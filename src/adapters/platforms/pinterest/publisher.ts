@@ -10,7 +10,8 @@ import type {
   PublishRequest,
   Reconciliation,
 } from '../../../domain/ports/publisher.js';
-import { failed, Halt, noAnswer, outcomeOfThrown } from '../http-outcomes.js';
+import { failed, Halt, noAnswer } from '../http-outcomes.js';
+import { publishParts } from '../publish-parts.js';
 import type { OAuthClient, OAuthTokens } from '../oauth.js';
 import { restSession, type RestSession } from '../oauth-session.js';
 import { createPinterestApi } from './api.js';
@@ -90,24 +91,9 @@ export function createPinterestPublisher(options: Options): Publisher<PinterestC
       };
     },
 
-    async publish(request, hooks): Promise<PublishOutcome> {
-      const done: PublishedPart[] = [];
-      try {
-        const pinterest = session(request, hooks);
-        for (const part of request.parts) {
-          if (part.published !== null) {
-            done.push(part.published);
-            continue;
-          }
-          const made = await pin(pinterest, request, part, hooks);
-          if (!('platformPostId' in made)) return made;
-          await hooks.partPublished(part.index, made);
-          done.push(made);
-        }
-      } catch (error) {
-        return outcomeOfThrown(error, 'Pinterest');
-      }
-      return { kind: 'published', parts: done };
+    publish(request, hooks): Promise<PublishOutcome> {
+      const pinterest = session(request, hooks);
+      return publishParts(request, hooks, 'Pinterest', (part) => pin(pinterest, request, part, hooks));
     },
   };
 
