@@ -53,9 +53,10 @@ export interface paths {
          *     server's current time (code `too_small`). A disconnected account is refused exactly
          *     like an account that is not yours. A live account of a platform that needs a field to
          *     publish at all has it in its `accountOverrides[].fields` (Pinterest: `boardId`, the board
-         *     to pin to), checked once the accounts are known to be yours (`400 Invalid request`,
-         *     code `invalid_type`, at `accountOverrides[i].fields.boardId`, or at `accountOverrides`
-         *     when the account has no override); a sandbox account needs none.
+         *     to pin to; TikTok: `privacyLevel`, which TikTok allows no default for), checked once the
+         *     accounts are known to be yours (`400 Invalid request`, code `invalid_type`, at
+         *     `accountOverrides[i].fields.<key>`, or at `accountOverrides` when the account has no
+         *     override); a sandbox account needs none.
          */
         post: operations["createPost"];
         delete?: never;
@@ -217,7 +218,7 @@ export interface paths {
          *     - **Sandbox** (any of the 11 platforms): leave `credentials` out and give a `username`.
          *       A sandbox account publishes into Herald's own outbox, with a platform post id and a
          *       URL under `sandbox.herald.invalid`, so the whole road can be tried with no network.
-         *     - **Through the platform's consent page** (X, LinkedIn, Instagram, Facebook, Threads, Pinterest, YouTube): not here. Start with `startConnection`;
+         *     - **Through the platform's consent page** (X, LinkedIn, Instagram, Facebook, Threads, Pinterest, YouTube, TikTok): not here. Start with `startConnection`;
          *       credentials for such a platform are refused with a `details` item pointing there.
          *
          *     The service URL (`service`, `instance`) must be `https` and resolve to public
@@ -1222,7 +1223,7 @@ export interface components {
          *     Cross-field rules (answered as `Invalid request` with `details`): a live account needs
          *     its platform's credentials (Bluesky: `service`, `identifier`, `appPassword`; Mastodon:
          *     `instance`, `accessToken`) and no others; only Bluesky and Mastodon can be connected
-         *     live with credentials (X, LinkedIn, Instagram, Facebook, Threads, Pinterest and YouTube connect through `startConnection`); a sandbox account needs `username` and takes no `credentials`; `username` and
+         *     live with credentials (X, LinkedIn, Instagram, Facebook, Threads, Pinterest, YouTube and TikTok connect through `startConnection`); a sandbox account needs `username` and takes no `credentials`; `username` and
          *     `displayName` are taken from the platform for a live account and refused here.
          */
         AccountConnectInput: {

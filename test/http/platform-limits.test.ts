@@ -43,6 +43,7 @@ describe('GET /api/v1/platforms', () => {
       threads: ['oauth', false],
       pinterest: ['oauth', false],
       youtube: ['oauth', false],
+      tiktok: ['oauth', false],
       bluesky: ['credentials', true],
       mastodon: ['credentials', true],
     };

@@ -12,6 +12,8 @@ import { createInstagramPublisher } from '../../src/adapters/platforms/meta/inst
 import { createThreadsPublisher } from '../../src/adapters/platforms/meta/threads.js';
 import { createPinterestApi, pinterestOAuth } from '../../src/adapters/platforms/pinterest/api.js';
 import { createPinterestPublisher } from '../../src/adapters/platforms/pinterest/publisher.js';
+import { tiktokOAuth } from '../../src/adapters/platforms/tiktok/api.js';
+import { createTikTokPublisher } from '../../src/adapters/platforms/tiktok/publisher.js';
 import { createYouTubeApi, youTubeOAuth } from '../../src/adapters/platforms/youtube/api.js';
 import { createYouTubePublisher } from '../../src/adapters/platforms/youtube/publisher.js';
 import { createOAuthClient } from '../../src/adapters/platforms/oauth.js';
@@ -34,6 +36,7 @@ import { startLinkedInFake, type LinkedInFake } from '../support/linkedin-fake.j
 import { startMastodonFake, type MastodonFake } from '../support/mastodon-fake.js';
 import { startPinterestFake, type PinterestFake } from '../support/pinterest-fake.js';
 import { startThreadsFake, type ThreadsFake } from '../support/threads-fake.js';
+import { startTikTokFake, type TikTokFake } from '../support/tiktok-fake.js';
 import { startYouTubeFake, type YouTubeFake } from '../support/youtube-fake.js';
 import { startXFake, type XFake } from '../support/x-fake.js';
 import { startTestPds, type TestPds } from '../support/pds.js';
@@ -73,13 +76,14 @@ let facebook: FacebookFake;
 let threads: ThreadsFake;
 let pinterest: PinterestFake;
 let youtube: YouTubeFake;
+let tiktok: TikTokFake;
 /** Serves a JPEG for the platforms that fetch media by URL, as Herald's public media URLs do. */
 let mediaServer: { url: string; close(): Promise<void> };
 const png = solidPng(16, 16);
 let names = 0;
 
 beforeAll(async () => {
-  [database, pds, mastodon, x, linkedin, instagram, facebook, threads, pinterest, youtube, mediaServer] = await Promise.all([
+  [database, pds, mastodon, x, linkedin, instagram, facebook, threads, pinterest, youtube, tiktok, mediaServer] = await Promise.all([
     createTestDatabase(),
     startTestPds(),
     startMastodonFake(),
@@ -90,6 +94,7 @@ beforeAll(async () => {
     startThreadsFake({ imagePolls: 0 }),
     startPinterestFake(),
     startYouTubeFake({ videoPolls: 0 }),
+    startTikTokFake({ processingPolls: 0 }),
     serveJpeg(),
   ]);
   proxy = await startFaultProxy(pds.url);
@@ -488,6 +493,44 @@ const harnesses: [string, Harness<unknown>][] = [
           finish: () => {
             youtube.videoPolls = 0;
             youtube.finishProcessing();
+          },
+        };
+      },
+    },
+  ],
+  [
+    'tiktok',
+    {
+      publisher: () =>
+        createTikTokPublisher({
+          fetch,
+          baseUrl: tiktok.url,
+          oauth: tiktokOAuth(fetch, tiktok.url, { clientId: tiktok.clientKey, clientSecret: tiktok.clientSecret }),
+          publicUrlProblem: () => null,
+        }),
+      account() {
+        names += 1;
+        const user = tiktok.addUser({ username: `contract${names}` });
+        const id = `acc_t${names}k`;
+        fieldsOf.set(id, { privacyLevel: 'SELF_ONLY' });
+        const credentials = { ...tiktok.grant(user), expiresAt: new Date(Date.now() + 7_200_000).toISOString() };
+        return Promise.resolve({ account: { id, platform: 'tiktok', username: user.username, platformUserId: user.openId }, credentials });
+      },
+      posts: (account, _credentials, text) => Promise.resolve(tiktok.posts.filter((p) => p.userOpenId === account.platformUserId && p.title === text).length),
+      loseNextAnswer: () => tiktok.fail('upload', { kind: 'commitThenDrop' }),
+      requiredMedia: () => [image({ kind: 'video', mime: 'video/mp4' })],
+      expire(credentials) {
+        tiktok.expireAccessTokens();
+        return credentials;
+      },
+      refreshes: () => tiktok.refreshes(),
+      slowMedia() {
+        tiktok.processingPolls = 1000;
+        return {
+          media: image({ kind: 'video', mime: 'video/mp4' }),
+          finish: () => {
+            tiktok.processingPolls = 0;
+            tiktok.finishProcessing();
           },
         };
       },

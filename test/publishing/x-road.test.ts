@@ -222,9 +222,9 @@ describe('connecting an X account through its consent page', () => {
       status: 400,
       body: { error: 'bluesky connects with credentials: use POST /api/v1/accounts' },
     });
-    expect(await api.request({ method: 'POST', url: '/api/v1/connections', key: u.key, body: { platform: 'tiktok' } })).toMatchObject({
+    expect(await api.request({ method: 'POST', url: '/api/v1/connections', key: u.key, body: { platform: 'reddit' } })).toMatchObject({
       status: 400,
-      body: { error: 'TikTok accounts cannot be connected live yet; connect a sandbox account with POST /api/v1/accounts' },
+      body: { error: 'Reddit accounts cannot be connected live yet; connect a sandbox account with POST /api/v1/accounts' },
     });
     const unconfigured = new ServiceState();
     unconfigured.attach({ ...api.publishing.serviceDeps, oauth: {} });
@@ -246,7 +246,7 @@ describe('connecting an X account through its consent page', () => {
       bluesky: ['credentials', true],
       mastodon: ['credentials', true],
       instagram: ['oauth', false],
-      tiktok: ['sandbox', false],
+      reddit: ['sandbox', false],
     });
   });
 

@@ -13,6 +13,8 @@ import { createPinterestApi, pinterestOAuth } from './pinterest/api.js';
 import { createPinterestPublisher } from './pinterest/publisher.js';
 import { createLinkedInApi, linkedInOAuth } from './linkedin/api.js';
 import { createLinkedInPublisher } from './linkedin/publisher.js';
+import { tiktokOAuth } from './tiktok/api.js';
+import { createTikTokPublisher } from './tiktok/publisher.js';
 import { createXApi, xOAuth } from './x/api.js';
 import { createYouTubeApi, youTubeOAuth } from './youtube/api.js';
 import { createYouTubePublisher } from './youtube/publisher.js';
@@ -29,6 +31,8 @@ export interface PlatformApps {
   threads: { app: OAuthApp | undefined; baseUrl: string | undefined };
   pinterest: { app: OAuthApp | undefined; baseUrl: string | undefined };
   youtube: { app: OAuthApp | undefined; baseUrl: string | undefined };
+  /** The app's client key and secret (TikTok calls the client id its client key). */
+  tiktok: { app: OAuthApp | undefined; baseUrl: string | undefined };
 }
 
 /**
@@ -57,6 +61,8 @@ export function livePlatforms(
   const { youtube: yt } = apps;
   const youtube =
     yt.app === undefined ? undefined : createOAuthClient(youTubeOAuth(createYouTubeApi(fetch, yt.baseUrl)), yt.app, { fetch, baseUrl: yt.baseUrl });
+  const { tiktok: tk } = apps;
+  const tiktok = tk.app === undefined ? undefined : tiktokOAuth(fetch, tk.baseUrl, tk.app);
   const mastodon = createMastodonPublisher({ fetch });
   const publicUrlProblem = (url: string) => publicUrlProblemOf(url, network.allowPrivateNetwork);
   const consents: Partial<Record<LivePlatformId, OAuthConsent>> = {
@@ -67,6 +73,7 @@ export function livePlatforms(
     ...(th.app === undefined ? {} : { threads: threadsConsent({ fetch, ...th, app: th.app, publicUrlProblem }) }),
     ...(pinterest === undefined ? {} : { pinterest: pinterest.consent }),
     ...(youtube === undefined ? {} : { youtube: youtube.consent }),
+    ...(tiktok === undefined ? {} : { tiktok: tiktok.consent }),
   };
   return {
     publishers: {
@@ -79,6 +86,7 @@ export function livePlatforms(
       threads: createThreadsPublisher({ fetch, ...th, publicUrlProblem }),
       pinterest: createPinterestPublisher({ fetch, baseUrl: pi.baseUrl, oauth: pinterest, publicUrlProblem }),
       youtube: createYouTubePublisher({ fetch, baseUrl: yt.baseUrl, oauth: youtube }),
+      tiktok: createTikTokPublisher({ fetch, baseUrl: tk.baseUrl, oauth: tiktok, publicUrlProblem }),
     },
     oauth: consents,
     instanceOAuth: { mastodon: mastodonInstanceConsent(fetch, mastodon) },

@@ -4,7 +4,8 @@ import { noAnswer, parseJson, type NoAnswer } from './http-outcomes.js';
 /** A JSON API's answer to a call that failed: the error status with its parsed body, or no usable answer. */
 export type RestFailure = { kind: 'http'; status: number; body: unknown; headers: Headers } | NoAnswer;
 
-export type RestResult<T> = { ok: true; status: number; data: T; headers: Headers } | { ok: false; failure: RestFailure };
+/** `text` is the answer as sent, for numbers JSON.parse would round (TikTok's int64 ids). */
+export type RestResult<T> = { ok: true; status: number; data: T; headers: Headers; text: string } | { ok: false; failure: RestFailure };
 
 export interface RestCall {
   method: 'GET' | 'POST' | 'PUT';
@@ -47,7 +48,7 @@ export function createRestApi(fetch: typeof globalThis.fetch, origin: string): R
       });
       const text = await readBoundedText(response, ANSWER_LIMIT_BYTES);
       const parsed = text === '' ? {} : parseJson(text);
-      if (response.ok && parsed !== undefined) return { ok: true, status: response.status, data: parsed as T, headers: response.headers };
+      if (response.ok && parsed !== undefined) return { ok: true, status: response.status, data: parsed as T, headers: response.headers, text };
       return { ok: false, failure: { kind: 'http', status: response.status, body: parsed, headers: response.headers } };
     } catch (thrown) {
       return { ok: false, failure: noAnswer(thrown, host) };

@@ -65,6 +65,12 @@ export const LIVE_PLATFORMS = [
   { id: 'threads', connects: 'oauth', configName: 'THREADS' },
   { id: 'pinterest', connects: 'oauth', configName: 'PINTEREST', requiredFields: [{ key: 'boardId', why: 'the board to pin to' }] },
   { id: 'youtube', connects: 'oauth', configName: 'YOUTUBE' },
+  {
+    id: 'tiktok',
+    connects: 'oauth',
+    configName: 'TIKTOK',
+    requiredFields: [{ key: 'privacyLevel', why: "who can see the post, one of the creator's options (TikTok allows no default)" }],
+  },
 ] as const satisfies readonly LivePlatform[];
 
 export type LivePlatformId = (typeof LIVE_PLATFORMS)[number]['id'];
