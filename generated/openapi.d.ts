@@ -218,7 +218,7 @@ export interface paths {
          *     - **Sandbox** (any of the 11 platforms): leave `credentials` out and give a `username`.
          *       A sandbox account publishes into Herald's own outbox, with a platform post id and a
          *       URL under `sandbox.herald.invalid`, so the whole road can be tried with no network.
-         *     - **Through the platform's consent page** (X, LinkedIn, Instagram, Facebook, Threads, Pinterest, YouTube, TikTok): not here. Start with `startConnection`;
+         *     - **Through the platform's consent page** (X, LinkedIn, Instagram, Facebook, Threads, Pinterest, YouTube, TikTok, Reddit): not here. Start with `startConnection`;
          *       credentials for such a platform are refused with a `details` item pointing there.
          *
          *     The service URL (`service`, `instance`) must be `https` and resolve to public
@@ -1223,7 +1223,7 @@ export interface components {
          *     Cross-field rules (answered as `Invalid request` with `details`): a live account needs
          *     its platform's credentials (Bluesky: `service`, `identifier`, `appPassword`; Mastodon:
          *     `instance`, `accessToken`) and no others; only Bluesky and Mastodon can be connected
-         *     live with credentials (X, LinkedIn, Instagram, Facebook, Threads, Pinterest, YouTube and TikTok connect through `startConnection`); a sandbox account needs `username` and takes no `credentials`; `username` and
+         *     live with credentials (every other platform connects through `startConnection`); a sandbox account needs `username` and takes no `credentials`; `username` and
          *     `displayName` are taken from the platform for a live account and refused here.
          */
         AccountConnectInput: {

@@ -76,7 +76,7 @@ describe('POST /api/v1/accounts (sandbox)', () => {
     [{ platform: 'x' }, [{ path: ['username'], code: 'invalid_type' }]],
     [{ platform: 'x', sandbox: false, username: 'a' }, [{ path: ['credentials'], code: 'invalid_type' }]],
     [{ platform: 'x', credentials: { instance: 'https://example.com', accessToken: 't' } }, [{ path: ['credentials'], code: 'custom' }]],
-    [{ platform: 'reddit', credentials: { instance: 'https://example.com', accessToken: 't' } }, [{ path: ['platform'], code: 'custom' }]],
+    [{ platform: 'reddit', credentials: { instance: 'https://example.com', accessToken: 't' } }, [{ path: ['credentials'], code: 'custom' }]],
     [{ platform: 'mastodon', sandbox: true, credentials: { instance: 'https://example.com', accessToken: 't' } }, [{ path: ['sandbox'], code: 'custom' }]],
     [
       { platform: 'bluesky', credentials: { service: 'https://example.com', identifier: 'a' } },

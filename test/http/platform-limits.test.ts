@@ -44,6 +44,7 @@ describe('GET /api/v1/platforms', () => {
       pinterest: ['oauth', false],
       youtube: ['oauth', false],
       tiktok: ['oauth', false],
+      reddit: ['oauth', false],
       bluesky: ['credentials', true],
       mastodon: ['credentials', true],
     };

@@ -12,6 +12,8 @@ import { createInstagramPublisher } from '../../src/adapters/platforms/meta/inst
 import { createThreadsPublisher } from '../../src/adapters/platforms/meta/threads.js';
 import { createPinterestApi, pinterestOAuth } from '../../src/adapters/platforms/pinterest/api.js';
 import { createPinterestPublisher } from '../../src/adapters/platforms/pinterest/publisher.js';
+import { createRedditApi, redditOAuth, withUserAgent } from '../../src/adapters/platforms/reddit/api.js';
+import { createRedditPublisher } from '../../src/adapters/platforms/reddit/publisher.js';
 import { tiktokOAuth } from '../../src/adapters/platforms/tiktok/api.js';
 import { createTikTokPublisher } from '../../src/adapters/platforms/tiktok/publisher.js';
 import { createYouTubeApi, youTubeOAuth } from '../../src/adapters/platforms/youtube/api.js';
@@ -35,6 +37,7 @@ import { startInstagramFake, type InstagramFake } from '../support/instagram-fak
 import { startLinkedInFake, type LinkedInFake } from '../support/linkedin-fake.js';
 import { startMastodonFake, type MastodonFake } from '../support/mastodon-fake.js';
 import { startPinterestFake, type PinterestFake } from '../support/pinterest-fake.js';
+import { startRedditFake, type RedditFake } from '../support/reddit-fake.js';
 import { startThreadsFake, type ThreadsFake } from '../support/threads-fake.js';
 import { startTikTokFake, type TikTokFake } from '../support/tiktok-fake.js';
 import { startYouTubeFake, type YouTubeFake } from '../support/youtube-fake.js';
@@ -77,13 +80,14 @@ let threads: ThreadsFake;
 let pinterest: PinterestFake;
 let youtube: YouTubeFake;
 let tiktok: TikTokFake;
+let reddit: RedditFake;
 /** Serves a JPEG for the platforms that fetch media by URL, as Herald's public media URLs do. */
 let mediaServer: { url: string; close(): Promise<void> };
 const png = solidPng(16, 16);
 let names = 0;
 
 beforeAll(async () => {
-  [database, pds, mastodon, x, linkedin, instagram, facebook, threads, pinterest, youtube, tiktok, mediaServer] = await Promise.all([
+  [database, pds, mastodon, x, linkedin, instagram, facebook, threads, pinterest, youtube, tiktok, reddit, mediaServer] = await Promise.all([
     createTestDatabase(),
     startTestPds(),
     startMastodonFake(),
@@ -95,6 +99,7 @@ beforeAll(async () => {
     startPinterestFake(),
     startYouTubeFake({ videoPolls: 0 }),
     startTikTokFake({ processingPolls: 0 }),
+    startRedditFake(),
     serveJpeg(),
   ]);
   proxy = await startFaultProxy(pds.url);
@@ -534,6 +539,39 @@ const harnesses: [string, Harness<unknown>][] = [
           },
         };
       },
+    },
+  ],
+  [
+    'reddit',
+    {
+      publisher: () => {
+        const redditFetch = withUserAgent(fetch, reddit.clientId);
+        return createRedditPublisher({
+          fetch: redditFetch,
+          baseUrl: reddit.url,
+          oauth: createOAuthClient(
+            redditOAuth(createRedditApi(redditFetch, reddit.url)),
+            { clientId: reddit.clientId, clientSecret: reddit.clientSecret },
+            { fetch: redditFetch, baseUrl: reddit.url },
+          ),
+        });
+      },
+      account() {
+        names += 1;
+        const user = reddit.addUser({ name: `contract${names}` });
+        const id = `acc_r${names}`;
+        if (!reddit.subreddits.some((sr) => sr.name === 'contract')) reddit.addSubreddit('contract');
+        fieldsOf.set(id, { subreddit: 'contract', title: `Contract ${names}` });
+        const credentials = { ...reddit.grant(user), expiresAt: new Date(Date.now() + 3_600_000).toISOString() };
+        return Promise.resolve({ account: { id, platform: 'reddit', username: user.name, platformUserId: user.id }, credentials });
+      },
+      posts: (account, _credentials, text) => Promise.resolve(reddit.posts.filter((p) => p.author === account.username && p.text === text).length),
+      loseNextAnswer: () => reddit.fail('submit', { kind: 'commitThenDrop' }),
+      expire(credentials) {
+        reddit.expireAccessTokens();
+        return credentials;
+      },
+      refreshes: () => reddit.refreshes(),
     },
   ],
 ];

@@ -224,7 +224,7 @@ describe('connecting an X account through its consent page', () => {
     });
     expect(await api.request({ method: 'POST', url: '/api/v1/connections', key: u.key, body: { platform: 'reddit' } })).toMatchObject({
       status: 400,
-      body: { error: 'Reddit accounts cannot be connected live yet; connect a sandbox account with POST /api/v1/accounts' },
+      body: { error: 'Platform not configured: set HERALD_REDDIT_CLIENT_ID and HERALD_REDDIT_CLIENT_SECRET on the server' },
     });
     const unconfigured = new ServiceState();
     unconfigured.attach({ ...api.publishing.serviceDeps, oauth: {} });
@@ -246,7 +246,7 @@ describe('connecting an X account through its consent page', () => {
       bluesky: ['credentials', true],
       mastodon: ['credentials', true],
       instagram: ['oauth', false],
-      reddit: ['sandbox', false],
+      reddit: ['oauth', false],
     });
   });
 

@@ -13,6 +13,8 @@ import { createPinterestApi, pinterestOAuth } from './pinterest/api.js';
 import { createPinterestPublisher } from './pinterest/publisher.js';
 import { createLinkedInApi, linkedInOAuth } from './linkedin/api.js';
 import { createLinkedInPublisher } from './linkedin/publisher.js';
+import { createRedditApi, redditOAuth, withUserAgent } from './reddit/api.js';
+import { createRedditPublisher } from './reddit/publisher.js';
 import { tiktokOAuth } from './tiktok/api.js';
 import { createTikTokPublisher } from './tiktok/publisher.js';
 import { createXApi, xOAuth } from './x/api.js';
@@ -33,6 +35,7 @@ export interface PlatformApps {
   youtube: { app: OAuthApp | undefined; baseUrl: string | undefined };
   /** The app's client key and secret (TikTok calls the client id its client key). */
   tiktok: { app: OAuthApp | undefined; baseUrl: string | undefined };
+  reddit: { app: OAuthApp | undefined; baseUrl: string | undefined };
 }
 
 /**
@@ -63,6 +66,13 @@ export function livePlatforms(
     yt.app === undefined ? undefined : createOAuthClient(youTubeOAuth(createYouTubeApi(fetch, yt.baseUrl)), yt.app, { fetch, baseUrl: yt.baseUrl });
   const { tiktok: tk } = apps;
   const tiktok = tk.app === undefined ? undefined : tiktokOAuth(fetch, tk.baseUrl, tk.app);
+  const { reddit: rd } = apps;
+  // Reddit throttles generic user agents: its calls name the app.
+  const redditFetch = withUserAgent(fetch, rd.app?.clientId ?? 'unconfigured');
+  const reddit =
+    rd.app === undefined
+      ? undefined
+      : createOAuthClient(redditOAuth(createRedditApi(redditFetch, rd.baseUrl)), rd.app, { fetch: redditFetch, baseUrl: rd.baseUrl });
   const mastodon = createMastodonPublisher({ fetch });
   const publicUrlProblem = (url: string) => publicUrlProblemOf(url, network.allowPrivateNetwork);
   const consents: Partial<Record<LivePlatformId, OAuthConsent>> = {
@@ -74,6 +84,7 @@ export function livePlatforms(
     ...(pinterest === undefined ? {} : { pinterest: pinterest.consent }),
     ...(youtube === undefined ? {} : { youtube: youtube.consent }),
     ...(tiktok === undefined ? {} : { tiktok: tiktok.consent }),
+    ...(reddit === undefined ? {} : { reddit: reddit.consent }),
   };
   return {
     publishers: {
@@ -87,6 +98,7 @@ export function livePlatforms(
       pinterest: createPinterestPublisher({ fetch, baseUrl: pi.baseUrl, oauth: pinterest, publicUrlProblem }),
       youtube: createYouTubePublisher({ fetch, baseUrl: yt.baseUrl, oauth: youtube }),
       tiktok: createTikTokPublisher({ fetch, baseUrl: tk.baseUrl, oauth: tiktok, publicUrlProblem }),
+      reddit: createRedditPublisher({ fetch: redditFetch, baseUrl: rd.baseUrl, oauth: reddit }),
     },
     oauth: consents,
     instanceOAuth: { mastodon: mastodonInstanceConsent(fetch, mastodon) },

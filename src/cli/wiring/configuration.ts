@@ -67,6 +67,9 @@ export const CONFIGURATION = {
     HERALD_TIKTOK_CLIENT_ID: { type: 'string' },
     HERALD_TIKTOK_CLIENT_SECRET: { type: 'string' },
     HERALD_TIKTOK_BASE_URL: { type: 'string', pattern: '^https?://[^/?#]+$' },
+    HERALD_REDDIT_CLIENT_ID: { type: 'string' },
+    HERALD_REDDIT_CLIENT_SECRET: { type: 'string' },
+    HERALD_REDDIT_BASE_URL: { type: 'string', pattern: '^https?://[^/?#]+$' },
     // The Graph API version of Instagram and Facebook calls; Meta serves each for about two years.
     HERALD_META_GRAPH_VERSION: { type: 'string', pattern: '^v[0-9]+\\.[0-9]+$', default: 'v25.0' },
   },
@@ -182,6 +185,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
       pinterest: { app: oauthApp('PINTEREST', v.HERALD_PINTEREST_CLIENT_ID, v.HERALD_PINTEREST_CLIENT_SECRET), baseUrl: v.HERALD_PINTEREST_BASE_URL },
       youtube: { app: oauthApp('YOUTUBE', v.HERALD_YOUTUBE_CLIENT_ID, v.HERALD_YOUTUBE_CLIENT_SECRET), baseUrl: v.HERALD_YOUTUBE_BASE_URL },
       tiktok: { app: oauthApp('TIKTOK', v.HERALD_TIKTOK_CLIENT_ID, v.HERALD_TIKTOK_CLIENT_SECRET), baseUrl: v.HERALD_TIKTOK_BASE_URL },
+      reddit: { app: oauthApp('REDDIT', v.HERALD_REDDIT_CLIENT_ID, v.HERALD_REDDIT_CLIENT_SECRET), baseUrl: v.HERALD_REDDIT_BASE_URL },
     },
   };
 }

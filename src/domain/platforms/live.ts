@@ -65,6 +65,7 @@ export const LIVE_PLATFORMS = [
   { id: 'threads', connects: 'oauth', configName: 'THREADS' },
   { id: 'pinterest', connects: 'oauth', configName: 'PINTEREST', requiredFields: [{ key: 'boardId', why: 'the board to pin to' }] },
   { id: 'youtube', connects: 'oauth', configName: 'YOUTUBE' },
+  { id: 'reddit', connects: 'oauth', configName: 'REDDIT' },
   {
     id: 'tiktok',
     connects: 'oauth',
