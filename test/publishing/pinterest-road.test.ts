@@ -185,4 +185,15 @@ describe('pinning to Pinterest', () => {
     expect(pinsOf(user)).toHaveLength(1);
     expect((await postDetail(api, u, id)).targets[0]?.status).toBe('published');
   });
+
+  it('waits when Pinterest answers 429, pinning nothing', async () => {
+    const u = await userWithKey(api.db);
+    const { account, user, boardId } = await connectPinterest(u, 'hal_pins');
+    const image = await uploadMedia(api, u, files.jpeg1080x1350, 'a.jpg', 'image/jpeg', 'Red');
+    pi.fail('pins', { kind: 'answer', status: 429 });
+    const id = await publishNow(api, u, { accountIds: [account.id], caption: 'Later', mediaIds: [image], accountOverrides: onBoard(account.id, boardId) });
+    await api.publishing.drain();
+    expect((await postDetail(api, u, id)).targets[0]).toMatchObject({ status: 'failed', error: { category: 'rate_limited', retrying: true } });
+    expect(pinsOf(user)).toEqual([]);
+  });
 });

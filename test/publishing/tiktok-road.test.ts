@@ -171,4 +171,19 @@ describe('posting to TikTok', () => {
       tt.unaudited = false;
     }
   });
+
+  it("waits a day, uploading nothing, when the creator has posted TikTok's daily most", async () => {
+    const u = await userWithKey(api.db);
+    const { account, user } = await connectTikTok(u, 'hal.tt');
+    user.dailyPostCap = 0;
+    const video = await uploadMedia(api, u, files.mp4Noise4s, 'v.mp4', 'video/mp4', 'Noise');
+    const inits = tt.initCalls();
+    const id = await publishNow(api, u, { accountIds: [account.id], caption: 'Tomorrow', mediaIds: [video], accountOverrides: privacy(account.id) });
+    await api.publishing.drain();
+    const target = (await postDetail(api, u, id)).targets[0];
+    expect(target).toMatchObject({ status: 'failed', error: { category: 'rate_limited', retrying: true } });
+    expect(Date.parse(target?.error?.nextAttemptAt ?? '') - Date.now()).toBeGreaterThan(23 * 3_600_000);
+    expect(tt.initCalls()).toBe(inits);
+    expect(postsOf(user)).toEqual([]);
+  });
 });

@@ -29,8 +29,7 @@ interface Options {
 }
 
 const MB = 1024 * 1024;
-/** A file up to 64 MB goes as one chunk; a larger one in 10 MB chunks, the remainder joining the last (media transfer guide). */
-const SINGLE_CHUNK_MAX = 64 * MB;
+/** 10 MB chunks, the remainder joining the last (a file under 10 MB is one chunk): within TikTok's 5–64 MB, and never the whole file in memory. */
 const CHUNK_BYTES = 10 * MB;
 /** TikTok: about half a minute to process 512 MB; looked at every 15 seconds. */
 const STATUS_CHECK_MS = 15_000;
@@ -153,7 +152,7 @@ export function createTikTokPublisher(options: Options): Publisher<TikTokCredent
     video: MediaToPublish,
     save: (next: PublishProgress) => Promise<void>,
   ): Promise<string | PublishOutcome> {
-    const ranges = video.bytes <= SINGLE_CHUNK_MAX ? [{ start: 0, end: video.bytes - 1 }] : chunkRanges(video.bytes, CHUNK_BYTES, { remainderJoinsLast: true });
+    const ranges = chunkRanges(video.bytes, CHUNK_BYTES, { remainderJoinsLast: true });
     const chunkSize = ranges.length === 1 ? video.bytes : CHUNK_BYTES;
     const opened = await call<{ publish_id?: unknown; upload_url?: unknown }>(tiktok, '/v2/post/publish/video/init/', {
       post_info: postInfo(request, part, true),
