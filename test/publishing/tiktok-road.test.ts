@@ -186,4 +186,18 @@ describe('posting to TikTok', () => {
     expect(tt.initCalls()).toBe(inits);
     expect(postsOf(user)).toEqual([]);
   });
+
+  it('sends a video again under a new publish when TikTok never got its last chunk, and posts it once', async () => {
+    const u = await userWithKey(api.db);
+    const { account, user } = await connectTikTok(u, 'ivy.tt');
+    const video = await uploadMedia(api, u, files.mp4Noise4s, 'v.mp4', 'video/mp4', 'Noise');
+    tt.fail('upload', { kind: 'answer', status: 500 });
+    const id = await publishNow(api, u, { accountIds: [account.id], caption: 'Interrupted', mediaIds: [video], accountOverrides: privacy(account.id) });
+    await api.publishing.drain();
+    await api.publishing.drainAhead(10 * 60_000);
+    const complete = postsOf(user).filter((p) => p.status === 'PUBLISH_COMPLETE');
+    expect(complete).toHaveLength(1);
+    expect(complete[0]?.bytes).toEqual(files.mp4Noise4s);
+    expect(await postDetail(api, u, id)).toMatchObject({ status: 'published', targets: [{ status: 'published', platformPostId: complete[0]?.postId }] });
+  });
 });

@@ -94,9 +94,10 @@ export function createTikTokPublisher(options: Options): Publisher<TikTokCredent
     };
     const video = part.media.find((m) => m.kind === 'video');
     if (progress !== null) {
-      // A video whose last chunk never went publishes nothing: it is sent again under a new publish.
-      if (video !== undefined && !progress.lastChunkSent) await save(null);
-      else return settle(await status(tiktok, request, progress.publishId), part, hooks);
+      // A video whose last chunk never went, or never arrived whole, publishes nothing: it is sent again under a new publish.
+      const state = video === undefined || progress.lastChunkSent ? await status(tiktok, request, progress.publishId, video?.bytes) : 'incomplete';
+      if (state !== 'incomplete') return settle(state, part, hooks);
+      await save(null);
     }
     const fit = await checkCreator(tiktok, request, video);
     if (fit !== null) return fit;
@@ -104,7 +105,8 @@ export function createTikTokPublisher(options: Options): Publisher<TikTokCredent
     if (typeof publishId !== 'string') return publishId;
     // A pull's init is its commit: what it opened is asked about from now on, never sent again.
     if (video === undefined) await save({ publishId, lastChunkSent: true });
-    return settle(await status(tiktok, request, publishId), part, hooks);
+    const state = await status(tiktok, request, publishId, video?.bytes);
+    return settle(state === 'incomplete' ? { kind: 'pending', checkAfterMs: STATUS_CHECK_MS } : state, part, hooks);
   }
 
   /** The post as the creator's settings allow it, or the user_content outcome saying what does not fit. */
@@ -201,17 +203,24 @@ export function createTikTokPublisher(options: Options): Publisher<TikTokCredent
     return publishId;
   }
 
-  /** What TikTok says of a publish: done (with the post, when TikTok names it), failed, still at work, or never started. */
+  /**
+   * What TikTok says of a publish: done (with the post, when TikTok names it), failed, still at
+   * work, never started, or (a video) still waiting for bytes it will not get: `incomplete`.
+   */
   async function status(
     tiktok: RestSession,
     request: PublishRequest<TikTokCredentials>,
     publishId: string,
-  ): Promise<PublishedPart | PublishOutcome | 'not_started'> {
-    const read = await call<{ status?: unknown; fail_reason?: unknown; publicaly_available_post_id?: unknown }>(tiktok, '/v2/post/publish/status/fetch/', {
-      publish_id: publishId,
-    });
+    videoBytes?: number,
+  ): Promise<PublishedPart | PublishOutcome | 'not_started' | 'incomplete'> {
+    const read = await call<{ status?: unknown; fail_reason?: unknown; publicaly_available_post_id?: unknown; uploaded_bytes?: unknown }>(
+      tiktok,
+      '/v2/post/publish/status/fetch/',
+      { publish_id: publishId },
+    );
     if (!read.ok) return classify(read, 'other', request.now);
-    const { status: state, fail_reason: reason, publicaly_available_post_id: ids } = read.data;
+    const { status: state, fail_reason: reason, publicaly_available_post_id: ids, uploaded_bytes: uploaded } = read.data;
+    if (state === 'PROCESSING_UPLOAD' && videoBytes !== undefined && typeof uploaded === 'number' && uploaded < videoBytes) return 'incomplete';
     if (state === 'PUBLISH_COMPLETE' || state === 'SEND_TO_USER_INBOX') {
       // The ids are int64 numbers, which JSON.parse rounds: read from the answer's text as sent.
       const postId = Array.isArray(ids) && ids.length > 0 ? (/"publicaly_available_post_id"\s*:\s*\[\s*"?([0-9]+)/.exec(read.text)?.[1] ?? null) : null;
