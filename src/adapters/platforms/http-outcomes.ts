@@ -1,6 +1,6 @@
 import { AnswerTooLargeError, formatBytes } from '../net/bounded-body.js';
 import { networkMessage } from '../net/network-message.js';
-import type { MediaToPublish, PublishOutcome } from '../../domain/ports/publisher.js';
+import type { MediaToPublish, PublishOutcome, Reconciliation } from '../../domain/ports/publisher.js';
 import { readRange, type ByteRange } from './chunked-upload.js';
 
 /** What every platform client shares: how a failure reads, and how an answer that is no answer is named. */
@@ -60,6 +60,15 @@ export class Halt extends Error {
 /** What a publication that threw ends as: its Halt's outcome, or a retryable system error that names no detail. */
 export function outcomeOfThrown(thrown: unknown, platform: string): FailedOutcome {
   return thrown instanceof Halt ? thrown.outcome : failed('system_error', `Herald failed while publishing to ${platform}`, { retryable: true });
+}
+
+/**
+ * What a Halt met while asking the platform about a part in doubt means: ask again at the next
+ * attempt when it was transient, else a person decides. Anything else is rethrown.
+ */
+export function reconciliationOfThrown(thrown: unknown): Reconciliation {
+  if (!(thrown instanceof Halt)) throw thrown;
+  return { kind: thrown.outcome.retryable ? 'unanswered' : 'cannot_tell', message: thrown.outcome.message };
 }
 
 /** A media file's bytes, whole or one range of them; a file storage cannot give ends the publication, to be retried. */

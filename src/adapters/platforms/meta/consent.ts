@@ -1,4 +1,4 @@
-import type { ConsentStart } from '../../../domain/ports/oauth.js';
+import type { ConsentStart, OAuthConsent } from '../../../domain/ports/oauth.js';
 import { ConnectError } from '../../../domain/ports/publisher.js';
 import type { OAuthApp } from '../oauth.js';
 import type { GraphApi, GraphCall } from './graph.js';
@@ -71,4 +71,77 @@ export function shortLivedToken(answer: unknown, platform: string): { accessToke
     throw new ConnectError('bad_answer', `${platform} answered the code exchange with something Herald cannot use`);
   const userId = typeof entry.user_id === 'string' || typeof entry.user_id === 'number' ? String(entry.user_id) : null;
   return { accessToken: entry.access_token, userId };
+}
+
+/** What an Instagram or Threads login needs beyond what the two share. */
+export interface UserTokenLogin {
+  platform: string;
+  /** The consent page, its origin already the configured one. */
+  authorize: string;
+  scopes: readonly string[];
+  /** Where `POST /oauth/access_token` takes the code (api.instagram.com; graph.threads.net). */
+  exchange: GraphApi;
+  /** Where `/access_token` makes the token long-lived, and the account is read. */
+  graph: GraphApi;
+  /** `ig_exchange_token` or `th_exchange_token`. */
+  longLivedGrant: string;
+  /** Who the account is, read with the long-lived token; the code exchange's user id, where it gave one. */
+  identify(accessToken: string, exchangedUserId: string | null): Promise<{ id: string; username: string; name: string | null }>;
+}
+
+/**
+ * The consent both Instagram Login and Threads Login are: the code for a short-lived token, that
+ * for a 60-day one, then who the account is; the account ends with its token unless refreshed.
+ * Neither offers a revocation call: the person removes the app in the platform's settings.
+ */
+export function userTokenConsent(login: UserTokenLogin, app: OAuthApp): OAuthConsent {
+  const { platform } = login;
+  return {
+    begin: (state, redirectUri) => Promise.resolve(consentPage(login.authorize, app, login.scopes, state, redirectUri)),
+    async finish(code, _verifier, redirectUri) {
+      const short = shortLivedToken(
+        await consentCall<unknown>(
+          login.exchange,
+          {
+            method: 'POST',
+            path: '/oauth/access_token',
+            params: {
+              client_id: app.clientId,
+              client_secret: app.clientSecret,
+              grant_type: 'authorization_code',
+              redirect_uri: redirectUri,
+              code: codeOf(code),
+            },
+            token: null,
+          },
+          platform,
+          'the code exchange',
+        ),
+        platform,
+      );
+      const long = longLivedToken(
+        await consentCall(
+          login.graph,
+          {
+            method: 'GET',
+            path: '/access_token',
+            params: { grant_type: login.longLivedGrant, client_secret: app.clientSecret, access_token: short.accessToken },
+            token: null,
+          },
+          platform,
+          'the long-lived token exchange',
+        ),
+        platform,
+        new Date(),
+      );
+      const who = await login.identify(long.accessToken, short.userId);
+      return [{ platformUserId: who.id, username: who.username, displayName: who.name, credentials: long, endsAt: new Date(long.expiresAt) }];
+    },
+    revoke: () => Promise.resolve(),
+  };
+}
+
+/** A profile answer's `name`, when it is one. */
+export function nameOf(value: unknown): string | null {
+  return typeof value === 'string' && value !== '' ? value : null;
 }

@@ -1,5 +1,5 @@
 import type { MediaToPublish, PartToPublish, PublishHooks, PublishOutcome, Reconciliation } from '../../../domain/ports/publisher.js';
-import { failed, Halt } from '../http-outcomes.js';
+import { failed, Halt, reconciliationOfThrown } from '../http-outcomes.js';
 import { classify } from './classify.js';
 import type { GraphApi, GraphParams, GraphResult } from './graph.js';
 
@@ -176,9 +176,7 @@ export async function reconcileContainer(
   try {
     state = (await platform.status(progress.container)).state;
   } catch (error) {
-    if (error instanceof Halt)
-      return error.outcome.retryable ? { kind: 'unanswered', message: error.outcome.message } : { kind: 'cannot_tell', message: error.outcome.message };
-    throw error;
+    return reconciliationOfThrown(error);
   }
   return state === 'PUBLISHED' ? find() : { kind: 'absent' };
 }

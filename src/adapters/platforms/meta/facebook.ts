@@ -12,7 +12,7 @@ import type {
   Reconciliation,
 } from '../../../domain/ports/publisher.js';
 import { ConnectError } from '../../../domain/ports/publisher.js';
-import { failed, Halt, readMedia } from '../http-outcomes.js';
+import { failed, Halt, readMedia, reconciliationOfThrown } from '../http-outcomes.js';
 import { publishParts } from '../publish-parts.js';
 import { onBase, type OAuthApp } from '../oauth.js';
 import { classify, type MetaStep } from './classify.js';
@@ -172,9 +172,7 @@ export function createFacebookPublisher(options: FacebookOptions): Publisher<Fac
         if (part.index === 0 && video !== undefined) return { kind: 'absent' };
         return await findPost(request, part);
       } catch (error) {
-        if (error instanceof Halt)
-          return error.outcome.retryable ? { kind: 'unanswered', message: error.outcome.message } : { kind: 'cannot_tell', message: error.outcome.message };
-        throw error;
+        return reconciliationOfThrown(error);
       }
     },
 

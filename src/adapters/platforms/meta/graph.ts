@@ -83,7 +83,7 @@ function encode(params: GraphParams | undefined): string {
   return search.toString();
 }
 
-/** Meta's error body, read defensively: any field may be missing. */
+/** Meta's error body, read defensively: each field may be missing. */
 export function errorOf(body: unknown): MetaError | null {
   const error = typeof body === 'object' && body !== null ? (body as { error?: unknown }).error : undefined;
   if (typeof error !== 'object' || error === null) return null;

@@ -10,10 +10,10 @@ import type {
   Reconciliation,
 } from '../../../domain/ports/publisher.js';
 import { ConnectError } from '../../../domain/ports/publisher.js';
-import { failed, Halt, outcomeOfThrown } from '../http-outcomes.js';
+import { failed, Halt, outcomeOfThrown, reconciliationOfThrown } from '../http-outcomes.js';
 import { onBase, type OAuthApp } from '../oauth.js';
 import { classify } from './classify.js';
-import { codeOf, consentCall, consentPage, longLivedToken, shortLivedToken, type MetaUserToken } from './consent.js';
+import { consentCall, nameOf, userTokenConsent, type MetaUserToken } from './consent.js';
 import { advanceContainers, containerState, idOf, listed, reconcileContainer, type ContainerPlatform } from './containers.js';
 import { createGraphApi, metaTime, type GraphApi, type GraphParams } from './graph.js';
 import { refreshedToken, renewalDue, usableToken } from './user-token.js';
@@ -56,63 +56,32 @@ function graphOf(options: Pick<InstagramOptions, 'fetch' | 'baseUrl'>): GraphApi
   return createGraphApi(options.fetch, onBase(INSTAGRAM_ENDPOINTS.graph, options.baseUrl));
 }
 
-/** Instagram's consent: the code for a short-lived token, that for a 60-day one, then who the account is. */
+/** Instagram's consent (Instagram Login): the code exchange on api.instagram.com, the rest on graph.instagram.com. */
 export function instagramConsent(options: InstagramOptions & { app: OAuthApp }): OAuthConsent {
   const graph = graphOf(options);
-  const exchange = createGraphApi(options.fetch, new URL(onBase(INSTAGRAM_ENDPOINTS.token, options.baseUrl)).origin);
-  const { app } = options;
-  return {
-    begin: (state, redirectUri) =>
-      Promise.resolve(consentPage(onBase(INSTAGRAM_ENDPOINTS.authorize, options.baseUrl), app, INSTAGRAM_SCOPES, state, redirectUri)),
-    async finish(code, _verifier, redirectUri) {
-      const answer = await consentCall<unknown>(
-        exchange,
-        {
-          method: 'POST',
-          path: '/oauth/access_token',
-          params: { client_id: app.clientId, client_secret: app.clientSecret, grant_type: 'authorization_code', redirect_uri: redirectUri, code: codeOf(code) },
-          token: null,
-        },
-        'Instagram',
-        'the code exchange',
-      );
-      const short = shortLivedToken(answer, 'Instagram');
-      const long = longLivedToken(
-        await consentCall(
+  return userTokenConsent(
+    {
+      platform: 'Instagram',
+      authorize: onBase(INSTAGRAM_ENDPOINTS.authorize, options.baseUrl),
+      scopes: INSTAGRAM_SCOPES,
+      exchange: createGraphApi(options.fetch, new URL(onBase(INSTAGRAM_ENDPOINTS.token, options.baseUrl)).origin),
+      graph,
+      longLivedGrant: 'ig_exchange_token',
+      async identify(accessToken, exchangedUserId) {
+        const me = await consentCall<{ user_id?: unknown; username?: unknown; name?: unknown }>(
           graph,
-          {
-            method: 'GET',
-            path: '/access_token',
-            params: { grant_type: 'ig_exchange_token', client_secret: app.clientSecret, access_token: short.accessToken },
-            token: null,
-          },
+          { method: 'GET', path: `/${options.version}/me`, params: { fields: 'user_id,username,name' }, token: accessToken },
           'Instagram',
-          'the long-lived token exchange',
-        ),
-        'Instagram',
-        new Date(),
-      );
-      const me = await consentCall<{ user_id?: unknown; id?: unknown; username?: unknown; name?: unknown }>(
-        graph,
-        { method: 'GET', path: `/${options.version}/me`, params: { fields: 'user_id,username,name' }, token: long.accessToken },
-        'Instagram',
-        'to say who the account is',
-      );
-      const userId = typeof me.user_id === 'string' || typeof me.user_id === 'number' ? String(me.user_id) : short.userId;
-      if (userId === null || typeof me.username !== 'string') throw new ConnectError('bad_answer', 'Instagram answered an account Herald cannot read');
-      return [
-        {
-          platformUserId: userId,
-          username: me.username,
-          displayName: typeof me.name === 'string' && me.name !== '' ? me.name : null,
-          credentials: long,
-          endsAt: new Date(long.expiresAt),
-        },
-      ];
+          'to say who the account is',
+        );
+        // The professional account's id (user_id), which publishing takes; the exchange's id only when /me gives none.
+        const id = typeof me.user_id === 'string' || typeof me.user_id === 'number' ? String(me.user_id) : exchangedUserId;
+        if (id === null || typeof me.username !== 'string') throw new ConnectError('bad_answer', 'Instagram answered an account Herald cannot read');
+        return { id, username: me.username, name: nameOf(me.name) };
+      },
     },
-    // Instagram Login offers no revocation call: the person removes the app in Instagram's settings.
-    revoke: () => Promise.resolve(),
-  };
+    options.app,
+  );
 }
 
 /**
@@ -182,9 +151,7 @@ export function createInstagramPublisher(options: InstagramOptions): Publisher<M
         if (part.index === 0) return await reconcileContainer(road(request, token), part, () => findMedia(request, part, token));
         return await findComment(request, part, token);
       } catch (error) {
-        if (error instanceof Halt)
-          return error.outcome.retryable ? { kind: 'unanswered', message: error.outcome.message } : { kind: 'cannot_tell', message: error.outcome.message };
-        throw error;
+        return reconciliationOfThrown(error);
       }
     },
 

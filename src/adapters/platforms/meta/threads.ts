@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { OAuthConsent } from '../../../domain/ports/oauth.js';
 import type { PartToPublish, PublishedPart, Publisher, PublishHooks, PublishOutcome, PublishRequest, Reconciliation } from '../../../domain/ports/publisher.js';
 import { ConnectError } from '../../../domain/ports/publisher.js';
-import { failed, Halt, outcomeOfThrown } from '../http-outcomes.js';
+import { failed, Halt, outcomeOfThrown, reconciliationOfThrown } from '../http-outcomes.js';
 import { onBase, type OAuthApp } from '../oauth.js';
 import { classify } from './classify.js';
-import { codeOf, consentCall, consentPage, longLivedToken, shortLivedToken, type MetaUserToken } from './consent.js';
+import { consentCall, nameOf, userTokenConsent, type MetaUserToken } from './consent.js';
 import { advanceContainers, containerState, idOf, listed, reconcileContainer, type ContainerPlatform } from './containers.js';
 import { createGraphApi, metaTime, type GraphApi, type GraphParams } from './graph.js';
 import { refreshedToken, renewalDue, usableToken } from './user-token.js';
@@ -42,69 +42,32 @@ function graphOf(options: Pick<ThreadsOptions, 'fetch' | 'baseUrl'>): GraphApi {
   return createGraphApi(options.fetch, onBase(THREADS_ENDPOINTS.graph, options.baseUrl));
 }
 
-/** Threads' consent: the code for a one-hour token, that for a 60-day one, then who the account is. */
+/** Threads' consent (Threads Login): everything on graph.threads.net. */
 export function threadsConsent(options: ThreadsOptions & { app: OAuthApp }): OAuthConsent {
   const graph = graphOf(options);
-  const { app } = options;
-  return {
-    begin: (state, redirectUri) => Promise.resolve(consentPage(onBase(THREADS_ENDPOINTS.authorize, options.baseUrl), app, THREADS_SCOPES, state, redirectUri)),
-    async finish(code, _verifier, redirectUri) {
-      const short = shortLivedToken(
-        await consentCall<unknown>(
+  return userTokenConsent(
+    {
+      platform: 'Threads',
+      authorize: onBase(THREADS_ENDPOINTS.authorize, options.baseUrl),
+      scopes: THREADS_SCOPES,
+      exchange: graph,
+      graph,
+      longLivedGrant: 'th_exchange_token',
+      async identify(accessToken) {
+        // /me's id, as a string: the exchange's user_id is a JSON number wider than a double.
+        const me = await consentCall<{ id?: unknown; username?: unknown; name?: unknown }>(
           graph,
-          {
-            method: 'POST',
-            path: '/oauth/access_token',
-            params: {
-              client_id: app.clientId,
-              client_secret: app.clientSecret,
-              grant_type: 'authorization_code',
-              redirect_uri: redirectUri,
-              code: codeOf(code),
-            },
-            token: null,
-          },
+          { method: 'GET', path: `/${V}/me`, params: { fields: 'id,username,name' }, token: accessToken },
           'Threads',
-          'the code exchange',
-        ),
-        'Threads',
-      );
-      const long = longLivedToken(
-        await consentCall(
-          graph,
-          {
-            method: 'GET',
-            path: '/access_token',
-            params: { grant_type: 'th_exchange_token', client_secret: app.clientSecret, access_token: short.accessToken },
-            token: null,
-          },
-          'Threads',
-          'the long-lived token exchange',
-        ),
-        'Threads',
-        new Date(),
-      );
-      const me = await consentCall<{ id?: unknown; username?: unknown; name?: unknown }>(
-        graph,
-        { method: 'GET', path: `/${V}/me`, params: { fields: 'id,username,name' }, token: long.accessToken },
-        'Threads',
-        'to say who the account is',
-      );
-      if ((typeof me.id !== 'string' && typeof me.id !== 'number') || typeof me.username !== 'string')
-        throw new ConnectError('bad_answer', 'Threads answered an account Herald cannot read');
-      return [
-        {
-          platformUserId: String(me.id),
-          username: me.username,
-          displayName: typeof me.name === 'string' && me.name !== '' ? me.name : null,
-          credentials: long,
-          endsAt: new Date(long.expiresAt),
-        },
-      ];
+          'to say who the account is',
+        );
+        if ((typeof me.id !== 'string' && typeof me.id !== 'number') || typeof me.username !== 'string')
+          throw new ConnectError('bad_answer', 'Threads answered an account Herald cannot read');
+        return { id: String(me.id), username: me.username, name: nameOf(me.name) };
+      },
     },
-    // Threads offers no revocation call: the person removes the app in Threads' settings.
-    revoke: () => Promise.resolve(),
-  };
+    options.app,
+  );
 }
 
 /**
@@ -173,9 +136,7 @@ export function createThreadsPublisher(options: ThreadsOptions): Publisher<MetaU
         const parent = request.parts.find((p) => p.index === part.index - 1)?.published?.platformPostId ?? null;
         return await reconcileContainer(road(request, token, parent), part, () => findPost(request, part, token));
       } catch (error) {
-        if (error instanceof Halt)
-          return error.outcome.retryable ? { kind: 'unanswered', message: error.outcome.message } : { kind: 'cannot_tell', message: error.outcome.message };
-        throw error;
+        return reconciliationOfThrown(error);
       }
     },
 

@@ -10,8 +10,9 @@ import type {
   PublishRequest,
   Reconciliation,
 } from '../../../domain/ports/publisher.js';
-import { failed, Halt, noAnswer } from '../http-outcomes.js';
+import { failed, Halt, noAnswer, reconciliationOfThrown } from '../http-outcomes.js';
 import { publishParts } from '../publish-parts.js';
+import type { RestResult } from '../rest-api.js';
 import type { OAuthClient, OAuthTokens } from '../oauth.js';
 import { restSession, type RestSession } from '../oauth-session.js';
 import { createPinterestApi } from './api.js';
@@ -61,17 +62,16 @@ export function createPinterestPublisher(options: Options): Publisher<PinterestC
     async reconcile(request, part, hooks): Promise<Reconciliation> {
       const board = boardOf(request);
       if (board === null) return { kind: 'absent' };
-      const listed = await session(request, hooks)
-        .call<{ items?: { id?: unknown; description?: unknown; title?: unknown; created_at?: unknown }[] }>({
+      let listed: RestResult<{ items?: { id?: unknown; description?: unknown; title?: unknown; created_at?: unknown }[] }>;
+      try {
+        listed = await session(request, hooks).call({
           method: 'GET',
           path: `/v5/boards/${encodeURIComponent(board)}/pins?page_size=${PINS_PAGE}`,
           timeoutMs,
-        })
-        .catch((error: unknown) => {
-          if (error instanceof Halt) return error;
-          throw error;
         });
-      if (listed instanceof Halt) return { kind: listed.outcome.retryable ? 'unanswered' : 'cannot_tell', message: listed.outcome.message };
+      } catch (error) {
+        return reconciliationOfThrown(error);
+      }
       if (!listed.ok) {
         const outcome = classify(listed.failure, 'read');
         return outcome.retryable ? { kind: 'unanswered', message: outcome.message } : { kind: 'cannot_tell', message: outcome.message };

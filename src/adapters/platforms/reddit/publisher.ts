@@ -9,7 +9,7 @@ import type {
   PublishRequest,
   Reconciliation,
 } from '../../../domain/ports/publisher.js';
-import { failed, Halt, noAnswer, readMedia, retryAfterHeader, type FailedOutcome } from '../http-outcomes.js';
+import { failed, Halt, noAnswer, readMedia, retryAfterHeader, type FailedOutcome, reconciliationOfThrown } from '../http-outcomes.js';
 import { onBase, type OAuthClient, type OAuthTokens } from '../oauth.js';
 import { restSession, type RestSession } from '../oauth-session.js';
 import { publishParts } from '../publish-parts.js';
@@ -75,8 +75,7 @@ export function createRedditPublisher(options: Options): Publisher<RedditCredent
             'The account has posted too much since the attempt to tell whether Reddit holds this post; check it, then retry with includeUnknown=true if it is not there',
         };
       } catch (error) {
-        if (error instanceof Halt) return { kind: error.outcome.retryable ? 'unanswered' : 'cannot_tell', message: error.outcome.message };
-        throw error;
+        return reconciliationOfThrown(error);
       }
     },
 

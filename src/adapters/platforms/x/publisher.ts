@@ -10,7 +10,7 @@ import type {
   Reconciliation,
 } from '../../../domain/ports/publisher.js';
 import { chunkRanges, uploadInChunks } from '../chunked-upload.js';
-import { failed, Halt, outcomeOfThrown, readMedia, type FailedOutcome } from '../http-outcomes.js';
+import { failed, Halt, outcomeOfThrown, readMedia, type FailedOutcome, reconciliationOfThrown } from '../http-outcomes.js';
 import type { OAuthClient, OAuthTokens } from '../oauth.js';
 import { restSession, type RestSession } from '../oauth-session.js';
 import { createXApi, type XResult } from './api.js';
@@ -67,8 +67,7 @@ export function createXPublisher(options: Options): Publisher<XCredentials> {
           timeoutMs,
         });
       } catch (error) {
-        if (error instanceof Halt) return { kind: error.outcome.retryable ? 'unanswered' : 'cannot_tell', message: error.outcome.message };
-        throw error;
+        return reconciliationOfThrown(error);
       }
       if (!listed.ok) {
         const outcome = classify(listed.failure, 'read');
