@@ -1789,10 +1789,10 @@ export interface components {
         };
         /** @description Fields accepted in accountOverrides[].fields for YouTube accounts. Any other key is refused. Lengths count UTF-16 code units (JavaScript string length). */
         YoutubeFields: {
-            /** @description Video title. */
+            /** @description Video title. Without it, the caption's first line (at most 100 characters, without < and >), or "Video" when the caption is empty. */
             title?: string;
             /**
-             * @description Who can watch the video.
+             * @description Who can watch the video; `public` when absent. YouTube keeps videos uploaded by an API project it has not audited private whatever this says.
              * @enum {string}
              */
             privacyStatus?: "public" | "unlisted" | "private";

@@ -185,7 +185,7 @@ export const platformFieldSchemas: Readonly<Record<FieldsPlatformId, object>> = 
         "maxLength": 100,
         "pattern": "^[^<>]*$",
         "x-patternDescription": "must not contain < or >",
-        "description": "Video title."
+        "description": "Video title. Without it, the caption's first line (at most 100 characters, without < and >), or \"Video\" when the caption is empty."
       },
       "privacyStatus": {
         "type": "string",
@@ -194,7 +194,7 @@ export const platformFieldSchemas: Readonly<Record<FieldsPlatformId, object>> = 
           "unlisted",
           "private"
         ],
-        "description": "Who can watch the video."
+        "description": "Who can watch the video; `public` when absent. YouTube keeps videos uploaded by an API project it has not audited private whatever this says."
       },
       "tags": {
         "type": "array",
@@ -655,7 +655,7 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
   "youtube": [
     {
       "key": "title",
-      "description": "Video title.",
+      "description": "Video title. Without it, the caption's first line (at most 100 characters, without < and >), or \"Video\" when the caption is empty.",
       "type": "string",
       "required": false,
       "enum": null,
@@ -672,7 +672,7 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
     },
     {
       "key": "privacyStatus",
-      "description": "Who can watch the video.",
+      "description": "Who can watch the video; `public` when absent. YouTube keeps videos uploaded by an API project it has not audited private whatever this says.",
       "type": "string",
       "required": false,
       "enum": [

@@ -100,7 +100,8 @@ describe('uploading to YouTube', () => {
     await api.publishing.drainAhead(10 * 60_000);
     const [only, ...more] = videosOf(user);
     expect(more).toEqual([]);
-    expect(only?.title).toBe('Exactly one video');
+    // Without fields: the caption's first line as the title, public.
+    expect(only).toMatchObject({ title: 'Exactly one video', privacyStatus: 'public' });
     expect(await postDetail(api, u, id)).toMatchObject({ status: 'published', targets: [{ status: 'published', platformPostId: only?.id }] });
   });
 
