@@ -1685,6 +1685,8 @@ export interface components {
             maxItems: number | null;
             /** @description Arrays: largest accepted sum of item lengths, where an item containing a space counts 2 more (YouTube quotes such tags); or null (the `x-maxTotalLength` extension of the platform's schema). */
             maxTotalLength: number | null;
+            /** @description Whether setting the field makes a post that carries no media (Reddit's url makes a link post): a target that sets it and has media is refused (the `x-excludesMedia` extension of the platform's schema). */
+            excludesMedia: boolean;
         };
         /** @description A supported platform and its publishing limits, as checked when a post is created. */
         Platform: {
@@ -1837,6 +1839,11 @@ export interface components {
             nsfw?: boolean;
             /** @description Mark the post as a spoiler. */
             spoiler?: boolean;
+            /**
+             * Format: uri
+             * @description Makes the post a link post to this URL (an absolute http or https URL); the caption, if any, is the post's body text, shown beneath the link. A link post carries no media: a target with media and a url is refused. Herald sends the link even when the subreddit has had it before (Reddit's resubmit), since the post was asked for.
+             */
+            url?: string;
         };
         /**
          * @description An event type an endpoint can subscribe to (see **Webhooks** above).

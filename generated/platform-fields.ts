@@ -297,6 +297,13 @@ export const platformFieldSchemas: Readonly<Record<FieldsPlatformId, object>> = 
       "spoiler": {
         "type": "boolean",
         "description": "Mark the post as a spoiler."
+      },
+      "url": {
+        "type": "string",
+        "maxLength": 2048,
+        "format": "uri",
+        "x-excludesMedia": true,
+        "description": "Makes the post a link post to this URL (an absolute http or https URL); the caption, if any, is the post's body text, shown beneath the link. A link post carries no media: a target with media and a url is refused. Herald sends the link even when the subreddit has had it before (Reddit's resubmit), since the post was asked for."
       }
     }
   }
@@ -325,7 +332,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     },
     {
       "key": "communityId",
@@ -342,7 +350,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     },
     {
       "key": "madeWithAi",
@@ -359,7 +368,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     },
     {
       "key": "paidPartnership",
@@ -376,7 +386,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     }
   ],
   "instagram": [
@@ -399,7 +410,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
         "maxLength": null
       },
       "maxItems": 3,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     },
     {
       "key": "locationId",
@@ -416,7 +428,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     },
     {
       "key": "shareToFeed",
@@ -433,7 +446,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     },
     {
       "key": "thumbOffsetMs",
@@ -450,7 +464,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     }
   ],
   "facebook": [
@@ -469,7 +484,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     }
   ],
   "linkedin": [
@@ -492,7 +508,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     }
   ],
   "threads": [
@@ -517,7 +534,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     },
     {
       "key": "topicTag",
@@ -534,7 +552,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     },
     {
       "key": "linkAttachment",
@@ -551,7 +570,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     }
   ],
   "bluesky": [
@@ -574,7 +594,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
         "maxLength": null
       },
       "maxItems": 3,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     }
   ],
   "tiktok": [
@@ -598,7 +619,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     },
     {
       "key": "disableComments",
@@ -615,7 +637,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     },
     {
       "key": "disableDuet",
@@ -632,7 +655,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     },
     {
       "key": "disableStitch",
@@ -649,7 +673,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     }
   ],
   "youtube": [
@@ -668,7 +693,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     },
     {
       "key": "privacyStatus",
@@ -689,7 +715,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     },
     {
       "key": "tags",
@@ -710,7 +737,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
         "maxLength": null
       },
       "maxItems": null,
-      "maxTotalLength": 500
+      "maxTotalLength": 500,
+      "excludesMedia": false
     },
     {
       "key": "selfDeclaredMadeForKids",
@@ -727,7 +755,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     }
   ],
   "pinterest": [
@@ -746,7 +775,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     },
     {
       "key": "title",
@@ -763,7 +793,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     },
     {
       "key": "link",
@@ -780,7 +811,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     }
   ],
   "mastodon": [
@@ -804,7 +836,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     },
     {
       "key": "sensitive",
@@ -821,7 +854,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     },
     {
       "key": "language",
@@ -838,7 +872,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     }
   ],
   "reddit": [
@@ -857,7 +892,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     },
     {
       "key": "title",
@@ -874,7 +910,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     },
     {
       "key": "flairId",
@@ -891,7 +928,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     },
     {
       "key": "nsfw",
@@ -908,7 +946,8 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
     },
     {
       "key": "spoiler",
@@ -925,7 +964,26 @@ export const platformFields: Readonly<Record<FieldsPlatformId, components['schem
       "maximum": null,
       "items": null,
       "maxItems": null,
-      "maxTotalLength": null
+      "maxTotalLength": null,
+      "excludesMedia": false
+    },
+    {
+      "key": "url",
+      "description": "Makes the post a link post to this URL (an absolute http or https URL); the caption, if any, is the post's body text, shown beneath the link. A link post carries no media: a target with media and a url is refused. Herald sends the link even when the subreddit has had it before (Reddit's resubmit), since the post was asked for.",
+      "type": "string",
+      "required": false,
+      "enum": null,
+      "minLength": null,
+      "maxLength": 2048,
+      "pattern": null,
+      "patternDescription": null,
+      "format": "uri",
+      "minimum": null,
+      "maximum": null,
+      "items": null,
+      "maxItems": null,
+      "maxTotalLength": null,
+      "excludesMedia": true
     }
   ]
 };

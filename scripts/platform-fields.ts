@@ -21,7 +21,7 @@ const GENERIC_SCHEMA = 'PlatformFields';
 
 const OBJECT_KEYWORDS = ['type', 'description', 'additionalProperties', 'required', 'properties'];
 const FIELD_KEYWORDS: Record<FieldType, readonly string[]> = {
-  string: ['enum', 'minLength', 'maxLength', 'pattern', 'x-patternDescription', 'format'],
+  string: ['enum', 'minLength', 'maxLength', 'pattern', 'x-patternDescription', 'format', 'x-excludesMedia'],
   boolean: [],
   integer: ['minimum', 'maximum'],
   array: ['items', 'maxItems', 'x-maxTotalLength'],
@@ -102,6 +102,7 @@ function toPlatformField(where: string, key: string, property: unknown, required
     items,
     maxItems: orNull(property.maxItems),
     maxTotalLength: orNull(property['x-maxTotalLength']),
+    excludesMedia: property['x-excludesMedia'] === true,
   };
 }
 

@@ -84,6 +84,7 @@ describe('GET /api/v1/platforms', () => {
           : null,
         maxItems: property.maxItems ?? null,
         maxTotalLength: property['x-maxTotalLength'] ?? null,
+        excludesMedia: property['x-excludesMedia'] === true,
       }));
       expect(platform.fields, platform.id).toEqual(expected);
     }
@@ -161,6 +162,16 @@ describe('POST /api/v1/posts against platform limits: 400 naming the limit, no d
         'field pattern',
         { accountIds: [reddit], caption: 'hi', accountOverrides: [{ accountId: reddit, fields: { subreddit: 'r/typescript', title: 'A title' } }] },
         `Reddit field "subreddit" must be a subreddit name without r/ (letters, digits, _); got "r/typescript" (account ${reddit})`,
+      ],
+      [
+        'field that makes a post without media',
+        {
+          accountIds: [reddit],
+          caption: 'hi',
+          mediaIds: [square],
+          accountOverrides: [{ accountId: reddit, fields: { subreddit: 'typescript', title: 'A title', url: 'https://example.com/a' } }],
+        },
+        `Reddit field "url" makes a post without media; got 1 file (account ${reddit})`,
       ],
       [
         'field total length',

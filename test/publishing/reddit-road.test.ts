@@ -95,6 +95,45 @@ describe('posting to Reddit', () => {
     expect(await postDetail(api, u, id)).toMatchObject({ status: 'published', targets: [{ status: 'published', platformPostId: `t3_${post?.id ?? ''}` }] });
   });
 
+  it('posts a link with the caption as its body, even where the subreddit has had the link', async () => {
+    const u = await userWithKey(api.db);
+    const { account, user } = await connectReddit(u, 'lin_rd');
+    const link = { url: 'https://example.com/story' };
+    const first = await publishNow(api, u, { accountIds: [account.id], caption: 'Worth reading', accountOverrides: onSub(account.id, 'A story', link) });
+    const again = await publishNow(api, u, { accountIds: [account.id], caption: '', accountOverrides: onSub(account.id, 'The story again', link) });
+    await api.publishing.drain();
+    const posts = postsOf(user);
+    expect(posts).toMatchObject([
+      { kind: 'link', title: 'A story', url: 'https://example.com/story', text: 'Worth reading' },
+      { kind: 'link', title: 'The story again', url: 'https://example.com/story', text: '' },
+    ]);
+    expect(await postDetail(api, u, first)).toMatchObject({ status: 'published', targets: [{ platformPostId: `t3_${posts[0]?.id ?? ''}` }] });
+    expect(await postDetail(api, u, again)).toMatchObject({ status: 'published', targets: [{ platformPostId: `t3_${posts[1]?.id ?? ''}` }] });
+  });
+
+  it('uploads a video and its poster through the media lease, and records the post once Reddit lists it', async () => {
+    const u = await userWithKey(api.db);
+    const { account, user } = await connectReddit(u, 'vid_rd');
+    const video = await uploadMedia(api, u, files.mp4Noise4s, 'v.mp4', 'video/mp4', 'Noise');
+    rd.mediaPolls = 2;
+    const id = await publishNow(api, u, {
+      accountIds: [account.id],
+      caption: 'What noise looks like',
+      mediaIds: [video],
+      accountOverrides: onSub(account.id, 'A noisy video'),
+    });
+    await api.publishing.drain();
+    await api.publishing.drainAhead(60_000);
+    const [post, ...more] = postsOf(user);
+    expect(more).toEqual([]);
+    expect(post).toMatchObject({ kind: 'video', title: 'A noisy video', text: 'What noise looks like' });
+    expect(post?.video?.bytes).toEqual(files.mp4Noise4s);
+    // The poster Herald sends is a PNG (Reddit wants one while the video processes).
+    expect(post?.video?.poster.subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+    expect(rd.submitCalls()).toBeGreaterThan(0);
+    expect(await postDetail(api, u, id)).toMatchObject({ status: 'published', targets: [{ status: 'published', platformPostId: `t3_${post?.id ?? ''}` }] });
+  });
+
   it('posts a gallery with the alt texts as captions', async () => {
     const u = await userWithKey(api.db);
     const { account, user } = await connectReddit(u, 'dee_rd');

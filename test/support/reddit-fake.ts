@@ -48,17 +48,22 @@ import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
  * - 401 `{message:'Unauthorized', error:401}` and 403 `{message:'Forbidden', error:403}` (missing scope), each
  *   with a `WWW-Authenticate: Bearer realm="reddit", error=…` header;
  * - SUBMIT_VALIDATION_FLAIR_REQUIRED (field `flair`) for a flair-required subreddit without flair_id, NO_IMAGES
- *   for image or gallery posts where images are off, BAD_URL for an image url that is no finished upload,
- *   INVALID_OPTION for another kind (no video), NO_THING_ID for a comment on an unknown post, and gallery
- *   errors (TOO_FEW_ITEMS, TOO_MANY_ITEMS, MEDIA_NOT_FOUND, TOO_LONG caption) are the fake's codes;
+ *   for image or gallery posts where images are off, NO_VIDEOS where videos are off, BAD_URL for an image or
+ *   video url that is no finished upload of that kind, NO_VIDEO_POSTER for a video without a finished image
+ *   upload as `video_poster_url`, INVALID_OPTION for another kind (videogif too), NO_THING_ID for a comment on
+ *   an unknown post, and gallery errors (TOO_FEW_ITEMS, TOO_MANY_ITEMS, MEDIA_NOT_FOUND, TOO_LONG caption) are
+ *   the fake's codes;
+ * - every kind of post keeps the `text` sent as its body (Reddit's "text now available on all post types",
+ *   r/modnews 2022, sent beside a link's url by PRAW since praw-dev/praw#2067); a video post lists with
+ *   `is_video` and a `https://v.redd.it/<asset id>` url; a video upload's size limit is `maxVideoBytes`;
  * - the upload key is `<asset id>/<file name>`; `<Location>` is
  *   `https://reddit-uploaded-media.s3-accelerate.amazonaws.com/<key>` and the image submit takes that, or
  *   `http(s):<action>/<key>` as PRAW builds it; the lease action is `//127.0.0.1:<port>/fake-s3`; the
  *   websocket_url points at nothing;
- * - the gallery answer's `id` is the fullname `t3_<id>`; an image post is left out of its author's submitted
+ * - the gallery answer's `id` is the fullname `t3_<id>`; an image or video post is left out of its author's submitted
  *   listing for the first `mediaPolls` (1) reads of that listing, then shows; ids are base36, sequential;
  * - `rateLimitNext(minutes)` is taken by the next submit, gallery or comment.
- * Not here: video posts, GET /r/{sr}/comments/{id}, post_requirements, flair listings.
+ * Not here: videogif posts, the websocket, GET /r/{sr}/comments/{id}, post_requirements, flair listings.
  * Faults a test plans are taken by the next matching request, in order. No timers: the clock is read on demand.
  */
 
@@ -75,6 +80,7 @@ export interface RedditSubreddit {
   linkType: 'any' | 'self' | 'link';
   flairRequired: boolean;
   allowImages: boolean;
+  allowVideos: boolean;
 }
 
 export interface RedditPostImage {
@@ -97,12 +103,14 @@ export interface RedditPost {
   author: string;
   /** As the subreddit was added. */
   subreddit: string;
-  kind: 'self' | 'link' | 'image' | 'gallery';
+  kind: 'self' | 'link' | 'image' | 'video' | 'gallery';
   title: string;
-  /** Self text; '' for other kinds. */
+  /** The body text as sent (every kind takes one). */
   text: string;
-  /** The url field as sent (link and image posts), else null. */
+  /** The url field as sent (link, image and video posts), else null. */
   url: string | null;
+  /** A video post's video and poster, as uploaded. */
+  video: { assetId: string; bytes: Buffer; poster: Buffer } | null;
   nsfw: boolean;
   spoiler: boolean;
   flairId: string | null;
@@ -170,8 +178,10 @@ export interface RedditFakeOptions {
   redirectUri?: string;
   /** Submitted-listing reads that leave a new image post out; 1 by default. */
   mediaPolls?: number;
-  /** The S3 bucket's size limit; 20 MB by default. */
+  /** The S3 bucket's size limit for an image; 20 MB by default. */
   maxImageBytes?: number;
+  /** The S3 bucket's size limit for a video; 1 GB by default. */
+  maxVideoBytes?: number;
   /** API requests per client and 10-minute window; 100 by default. */
   ratePerWindow?: number;
   /** A refresh answer repeats the (unchanged) refresh token; false by default. */
@@ -188,7 +198,10 @@ export interface RedditFake {
   clientId: string;
   clientSecret: string;
   addUser(user: { name: string; iconImg?: string }): { id: string; name: string };
-  addSubreddit(name: string, rules?: { flairRequired?: boolean; allowImages?: boolean; linkType?: 'any' | 'self' | 'link' }): RedditSubreddit;
+  addSubreddit(
+    name: string,
+    rules?: { flairRequired?: boolean; allowImages?: boolean; allowVideos?: boolean; linkType?: 'any' | 'self' | 'link' },
+  ): RedditSubreddit;
   /** The user the consent page approves as from now on (the first user added until then). */
   consentAs(user: { id: string }): void;
   /** The next consent is refused: back to redirect_uri with `error=access_denied`. */
@@ -314,6 +327,8 @@ export async function startRedditFake(options: RedditFakeOptions = {}): Promise<
   const clientId = options.clientId ?? randomBytes(11).toString('base64url');
   const clientSecret = options.clientSecret ?? randomBytes(22).toString('base64url');
   const maxImageBytes = options.maxImageBytes ?? 20 * MB;
+  const maxVideoBytes = options.maxVideoBytes ?? 1024 * MB;
+  const maxBytesOf = (mime: string) => (mime.startsWith('video/') ? maxVideoBytes : maxImageBytes);
   const ratePerWindow = options.ratePerWindow ?? 100;
   const tokenErrorStatus = options.tokenErrorStatus ?? 400;
   const revokeStatus = options.revokeStatus ?? 200;
@@ -631,8 +646,9 @@ export async function startRedditFake(options: RedditFakeOptions = {}): Promise<
       subreddit: subreddit.name,
       kind,
       title: fields.title ?? '',
-      text: kind === 'self' ? (fields.text ?? '') : '',
-      url: kind === 'link' || kind === 'image' ? (fields.url ?? null) : null,
+      text: fields.text ?? '',
+      url: kind === 'self' || kind === 'gallery' ? null : (fields.url ?? null),
+      video: null,
       nsfw: fields.nsfw === 'true',
       spoiler: fields.spoiler === 'true',
       flairId: fields.flair_id || null,
@@ -646,10 +662,13 @@ export async function startRedditFake(options: RedditFakeOptions = {}): Promise<
     return post;
   };
 
-  /** The finished upload an image url names: the S3 Location or `http(s):<action>/<key>`. */
-  const uploadFor = (url: string) =>
+  /** The finished upload of that kind a url names: the S3 Location or `http(s):<action>/<key>`. */
+  const uploadFor = (url: string, kind: 'image' | 'video') =>
     [...assets.values()].find(
-      (a) => a.location !== null && (url === a.location || url === `https:${uploadAction}/${a.key}` || url === `http:${uploadAction}/${a.key}`),
+      (a) =>
+        a.location !== null &&
+        a.mime.startsWith(`${kind}/`) &&
+        (url === a.location || url === `https:${uploadAction}/${a.key}` || url === `http:${uploadAction}/${a.key}`),
     );
 
   route(
@@ -663,7 +682,7 @@ export async function startRedditFake(options: RedditFakeOptions = {}): Promise<
       const subreddit = checkSubmission(form);
       if (isAnswer(subreddit)) return subreddit;
       const kind = form.kind;
-      if (kind !== 'self' && kind !== 'link' && kind !== 'image') return err('INVALID_OPTION', 'that option is not valid', 'kind');
+      if (kind !== 'self' && kind !== 'link' && kind !== 'image' && kind !== 'video') return err('INVALID_OPTION', 'that option is not valid', 'kind');
       if (kind === 'self' && subreddit.linkType === 'link') return err('NO_SELFS', "this subreddit doesn't allow text posts", 'sr');
       if (kind !== 'self' && subreddit.linkType === 'self') return err('NO_LINKS', 'that subreddit only allows text posts', 'sr');
       if (kind === 'self' && [...(form.text ?? '')].length > 40_000) return err('TOO_LONG', 'this is too long (max: 40000)', 'text');
@@ -676,10 +695,24 @@ export async function startRedditFake(options: RedditFakeOptions = {}): Promise<
       }
       if (kind === 'image') {
         if (!subreddit.allowImages) return err('NO_IMAGES', "this subreddit doesn't allow image posts", 'sr');
-        const asset = uploadFor(form.url ?? '');
+        const asset = uploadFor(form.url ?? '', 'image');
         if (asset === undefined || asset.userId !== user.id) return err('BAD_URL', 'you should check that url', 'url');
         const post = newPost(user, subreddit, form, 'image');
         post.images.push({ assetId: asset.id, bytes: asset.bytes, caption: null });
+        hidden.set(post.id, mediaPolls);
+        return ok({
+          user_submitted_page: `https://www.reddit.com/user/${user.name}/submitted/`,
+          websocket_url: `${url.replace(/^http/, 'ws')}/fake-ws/${asset.id}`,
+        });
+      }
+      if (kind === 'video') {
+        if (!subreddit.allowVideos) return err('NO_VIDEOS', "this subreddit doesn't allow videos", 'sr');
+        const asset = uploadFor(form.url ?? '', 'video');
+        if (asset === undefined || asset.userId !== user.id) return err('BAD_URL', 'you should check that url', 'url');
+        const poster = uploadFor(form.video_poster_url ?? '', 'image');
+        if (poster === undefined || poster.userId !== user.id) return err('NO_VIDEO_POSTER', 'a video needs a poster image', 'video_poster_url');
+        const post = newPost(user, subreddit, form, 'video');
+        post.video = { assetId: asset.id, bytes: asset.bytes, poster: poster.bytes };
         hidden.set(post.id, mediaPolls);
         return ok({
           user_submitted_page: `https://www.reddit.com/user/${user.name}/submitted/`,
@@ -785,14 +818,17 @@ export async function startRedditFake(options: RedditFakeOptions = {}): Promise<
         selftext: post.text,
         is_self: post.kind === 'self',
         is_gallery: post.kind === 'gallery',
+        is_video: post.kind === 'video',
         url:
           post.kind === 'link'
             ? post.url
             : post.kind === 'image'
               ? `https://i.redd.it/${image?.id ?? post.id}.${extension}`
-              : post.kind === 'gallery'
-                ? `https://www.reddit.com/gallery/${post.id}`
-                : postUrl(post),
+              : post.kind === 'video'
+                ? `https://v.redd.it/${post.video?.assetId ?? post.id}`
+                : post.kind === 'gallery'
+                  ? `https://www.reddit.com/gallery/${post.id}`
+                  : postUrl(post),
         permalink: permalink(post),
         created_utc: post.createdUtc,
         over_18: post.nsfw,
@@ -849,7 +885,7 @@ export async function startRedditFake(options: RedditFakeOptions = {}): Promise<
     const policy = Buffer.from(
       JSON.stringify({
         expiration: new Date(t.getTime() + 3_600_000).toISOString(),
-        conditions: [{ bucket: BUCKET }, { key }, { 'Content-Type': form.mimetype }, ['content-length-range', 0, maxImageBytes]],
+        conditions: [{ bucket: BUCKET }, { key }, { 'Content-Type': form.mimetype }, ['content-length-range', 0, maxBytesOf(form.mimetype)]],
       }),
     ).toString('base64');
     const fields: Record<string, string> = {
@@ -902,10 +938,10 @@ export async function startRedditFake(options: RedditFakeOptions = {}): Promise<
     }
     const file = body.files.file;
     if (file === undefined) return s3Error(400, 'InvalidArgument', "POST requires exactly one file upload per request (a part named 'file').");
-    if (file.bytes.length > maxImageBytes)
+    if (file.bytes.length > maxBytesOf(asset.mime))
       return s3Error(400, 'EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size', {
         ProposedSize: String(file.bytes.length),
-        MaxSizeAllowed: String(maxImageBytes),
+        MaxSizeAllowed: String(maxBytesOf(asset.mime)),
       });
     asset.bytes = file.bytes;
     asset.location = `${BUCKET_URL}/${key}`;
@@ -952,6 +988,7 @@ export async function startRedditFake(options: RedditFakeOptions = {}): Promise<
         linkType: rules.linkType ?? 'any',
         flairRequired: rules.flairRequired ?? false,
         allowImages: rules.allowImages ?? true,
+        allowVideos: rules.allowVideos ?? true,
       };
       subreddits.push(subreddit);
       return { ...subreddit };

@@ -252,6 +252,11 @@ function checkFirstComment(scope: Scope): string | null {
 }
 
 function checkFields(scope: Scope): string | null {
-  const violation = findFieldsViolation(scope.platform, scope.target.fields ?? {});
-  return violation === null ? null : `${violation} ${scope.where}`;
+  const fields = scope.target.fields ?? {};
+  const violation = findFieldsViolation(scope.platform, fields);
+  if (violation !== null) return `${violation} ${scope.where}`;
+  const files = scope.target.media.length;
+  const excluding = files === 0 ? undefined : scope.platform.fields.find((field) => field.excludesMedia && fields[field.key] !== undefined);
+  if (excluding === undefined) return null;
+  return `${scope.platform.displayName} field "${excluding.key}" makes a post without media; got ${plural(files, 'file')} ${scope.where}`;
 }

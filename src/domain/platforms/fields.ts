@@ -26,6 +26,8 @@ function createAjv(): Ajv {
   ajv.addVocabulary([
     // Words for a pattern, used in the message; no validation of its own.
     'x-patternDescription',
+    // Judged with the media, which the fields cannot see (the engine's checkFields).
+    'x-excludesMedia',
     // JSON Schema cannot sum item lengths; YouTube's tag budget needs it.
     {
       keyword: 'x-maxTotalLength',

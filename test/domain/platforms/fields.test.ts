@@ -2,7 +2,7 @@ import { Ajv } from 'ajv';
 import { describe, expect, it, vi } from 'vitest';
 import { findPlatformViolation } from '../../../src/domain/platforms/index.js';
 import type { PostType } from '../../../src/domain/platforms/index.js';
-import { target } from './helpers.js';
+import { images, target } from './helpers.js';
 
 const POST_TYPE: Record<string, PostType> = { youtube: 'post', tiktok: 'post' };
 
@@ -22,7 +22,7 @@ const VALID: Record<string, Record<string, unknown>> = {
   youtube: { title: 'My video', privacyStatus: 'unlisted', tags: ['cats', 'funny cats'], selfDeclaredMadeForKids: false },
   pinterest: { boardId: '549755885175', title: 'My pin', link: 'https://example.com/recipe' },
   mastodon: { visibility: 'unlisted', sensitive: true, language: 'en' },
-  reddit: { subreddit: 'typescript', title: 'A title', flairId: 'abc-123', nsfw: false, spoiler: false },
+  reddit: { subreddit: 'typescript', title: 'A title', flairId: 'abc-123', nsfw: false, spoiler: false, url: 'https://example.com/a' },
 };
 
 const ALLOWED: Record<string, string> = {
@@ -36,7 +36,7 @@ const ALLOWED: Record<string, string> = {
   youtube: 'YouTube allows fields title, privacyStatus, tags or selfDeclaredMadeForKids',
   pinterest: 'Pinterest allows fields boardId, title or link',
   mastodon: 'Mastodon allows fields visibility, sensitive or language',
-  reddit: 'Reddit allows fields subreddit, title, flairId, nsfw or spoiler',
+  reddit: 'Reddit allows fields subreddit, title, flairId, nsfw, spoiler or url',
 };
 
 describe('known fields', () => {
@@ -230,9 +230,17 @@ describe('Reddit required fields', () => {
     expect(findPlatformViolation([target('reddit', 'carousel', { fields })])).toBe(expected);
   });
 
+  it('refuses media beside url (a link post), and takes a link post without media', () => {
+    const fields = { subreddit: 'typescript', title: 'A title', url: 'https://example.com/a' };
+    expect(findPlatformViolation([target('reddit', 'post', { fields })])).toBeNull();
+    expect(findPlatformViolation([target('reddit', 'carousel', { fields, media: images(2) })])).toBe(
+      'Reddit field "url" makes a post without media; got 2 files (account acc_1)',
+    );
+  });
+
   it('reports an unknown key before a missing required one', () => {
     expect(findPlatformViolation([target('reddit', 'post', { fields: { sub: 'x' } })])).toBe(
-      'Reddit allows fields subreddit, title, flairId, nsfw or spoiler; got "sub" (account acc_1)',
+      'Reddit allows fields subreddit, title, flairId, nsfw, spoiler or url; got "sub" (account acc_1)',
     );
   });
 });

@@ -56,6 +56,18 @@ describe('file count', () => {
   });
 });
 
+describe('Reddit video (through the media lease, as PRAW and Postiz upload it)', () => {
+  it('takes one MP4 or MOV of up to 15 minutes and 1 GB in a post', () => {
+    expect(check('reddit', 'post', [video({ durationMs: 900_000, bytes: 1_000_000_000 })])).toBeNull();
+    expect(check('reddit', 'post', [video({ mime: 'video/quicktime' })])).toBeNull();
+    expect(check('reddit', 'post', [video({ durationMs: 901_000 })])).toBe(
+      'Reddit post video allows a duration of at most 900 seconds; got 901 seconds (media med_vid, account acc_1)',
+    );
+    expect(check('reddit', 'post', [video({ bytes: 1_000_000_001 })])).toMatch(/^Reddit post video allows at most 1 GB; got/);
+    expect(check('reddit', 'post', [video({ mime: 'video/webm' })])).toMatch(/^Reddit post video allows video\/mp4 or video\/quicktime; got video\/webm/);
+  });
+});
+
 describe('media kinds a post type accepts', () => {
   it.each([
     ['instagram', 'reel', [image()], 'Instagram reel allows only videos; got an image (media med_img, account acc_1)'],
@@ -65,7 +77,6 @@ describe('media kinds a post type accepts', () => {
     ['youtube', 'post', [image()], 'YouTube post allows only videos; got an image (media med_img, account acc_1)'],
     ['youtube', 'short', [image()], 'YouTube short allows only videos; got an image (media med_img, account acc_1)'],
     ['pinterest', 'carousel', [image(), video()], 'Pinterest carousel allows only images; got a video (media med_vid, account acc_1)'],
-    ['reddit', 'post', [video()], 'Reddit post allows only images; got a video (media med_vid, account acc_1)'],
     ['reddit', 'carousel', [image(), video()], 'Reddit carousel allows only images; got a video (media med_vid, account acc_1)'],
   ] as Array<[string, PostType, MediaFacts[], string]>)('%s %s', (platform, postType, media, expected) => {
     expect(check(platform, postType, media)).toBe(expected);

@@ -1,5 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { Readable } from 'node:stream';
+import { randomUUID } from 'node:crypto';
 import type {
   MediaToPublish,
   PartToPublish,
@@ -10,7 +9,8 @@ import type {
   PublishRequest,
   Reconciliation,
 } from '../../../domain/ports/publisher.js';
-import { failed, Halt, noAnswer, reconciliationOfThrown } from '../http-outcomes.js';
+import { postFormUpload } from '../form-upload.js';
+import { failed, Halt, reconciliationOfThrown } from '../http-outcomes.js';
 import { publishParts } from '../publish-parts.js';
 import type { RestResult } from '../rest-api.js';
 import type { OAuthClient, OAuthTokens } from '../oauth.js';
@@ -180,48 +180,11 @@ export function createPinterestPublisher(options: Options): Publisher<PinterestC
     return { kind: 'pending', checkAfterMs: VIDEO_CHECK_MS };
   }
 
-  /**
-   * Sends the video to the upload URL Pinterest gave, as an HTML form upload: every upload
-   * parameter, then the file, streamed from storage (never whole in memory) with its length known.
-   */
+  /** Sends the video to the upload URL Pinterest gave, as an HTML form upload: every upload parameter, then the file. */
   async function upload(url: string, parameters: Record<string, unknown>, video: MediaToPublish): Promise<void> {
-    const boundary = `herald-${randomBytes(12).toString('hex')}`;
-    let head = '';
-    for (const [name, value] of Object.entries(parameters))
-      head += `--${boundary}\r\nContent-Disposition: form-data; name="${name.replace(/["\r\n]/g, '')}"\r\n\r\n${String(value)}\r\n`;
-    head += `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="video"\r\nContent-Type: ${video.mime}\r\n\r\n`;
-    const tail = `\r\n--${boundary}--\r\n`;
-    let file: Readable;
-    try {
-      file = await video.open();
-    } catch {
-      throw new Halt(failed('system_error', `Media ${video.id} could not be read from storage`, { retryable: true }));
-    }
-    const body = Readable.from(
-      (async function* () {
-        yield Buffer.from(head);
-        yield* file;
-        yield Buffer.from(tail);
-      })(),
-    );
-    let response: Response;
-    try {
-      response = await options.fetch(url, {
-        method: 'POST',
-        headers: {
-          'content-type': `multipart/form-data; boundary=${boundary}`,
-          'content-length': String(Buffer.byteLength(head) + video.bytes + Buffer.byteLength(tail)),
-        },
-        body: Readable.toWeb(body) as ReadableStream<Uint8Array>,
-        duplex: 'half',
-        redirect: 'error',
-        signal: AbortSignal.timeout(timeoutMs * 20),
-      });
-      await response.body?.cancel();
-    } catch (thrown) {
-      throw new Halt(failed('platform_error', noAnswer(thrown, new URL(url).host).message, { retryable: true }));
-    }
-    if (!response.ok) throw new Halt(failed('media_error', `Pinterest's upload refused the video (${response.status})`, { retryable: response.status >= 500 }));
+    const fields = Object.entries(parameters).map(([name, value]) => [name, String(value)] as const);
+    const { status } = await postFormUpload(options.fetch, url, fields, { ...video, filename: 'video' }, timeoutMs * 20);
+    if (status < 200 || status > 299) throw new Halt(failed('media_error', `Pinterest's upload refused the video (${status})`, { retryable: status >= 500 }));
   }
 }
 

@@ -1,15 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type {
-  MediaToPublish,
-  PartToPublish,
-  PublishedPart,
-  Publisher,
-  PublishHooks,
-  PublishOutcome,
-  PublishRequest,
-  Reconciliation,
-} from '../../../domain/ports/publisher.js';
-import { failed, Halt, noAnswer, readMedia, retryAfterHeader, type FailedOutcome, reconciliationOfThrown } from '../http-outcomes.js';
+import { Readable } from 'node:stream';
+import type { PartToPublish, PublishedPart, Publisher, PublishHooks, PublishOutcome, PublishRequest, Reconciliation } from '../../../domain/ports/publisher.js';
+import { postFormUpload, type FormFile } from '../form-upload.js';
+import { failed, Halt, retryAfterHeader, type FailedOutcome, reconciliationOfThrown } from '../http-outcomes.js';
 import { onBase, type OAuthClient, type OAuthTokens } from '../oauth.js';
 import { restSession, type RestSession } from '../oauth-session.js';
 import { publishParts } from '../publish-parts.js';
@@ -29,24 +22,42 @@ interface Options {
 /** How far back, before the attempt began, a post in doubt is looked for (clock skew). */
 const LOOK_BACK_MS = 2 * 60_000;
 const LISTING_PAGE = 25;
-/** Reddit lists an image post a while after accepting it: looked for every 10 seconds, at most this many times. */
-const IMAGE_CHECK_MS = 10_000;
-const IMAGE_LOOKS = 30;
+/** Reddit lists an image or video post once it has processed it: looked for every 10 seconds, at most this many times. */
+const MEDIA_CHECK_MS = 10_000;
+const MEDIA_LOOKS = 30;
 
-/** What an image post records: its upload, and that its submit went (it is then looked for, never sent again). */
-interface ImageProgress {
+/**
+ * Reddit wants a poster for a video, shown while the video processes; Herald has no frame of its
+ * own to give, so it sends a plain dark 320x180 PNG, as PRAW sends its default poster.
+ */
+const POSTER_PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAUAAAAC0CAIAAABqhmJGAAABkUlEQVR42u3TAQkAAAzDsOnY/fu8jkEgCgpNe8CoSAAGBgwMGBgMDBgYMDBgYDAwYGDAwGBgwMCAgQEDg4EBAwMGBgwMBgYMDBgYDAwYGDAwYGAwMGBgwMCAgcHAgIEBA4OBAQMDBgYMDAYGDAwYGAysAhgYMDBgYDAwYGDAwICBwcCAgQEDg4EBAwMGBgwMBgYMDBgYMDAYGDAwYGAwMGBgwMCAgcHAgIEBAwMGBgMDBgYMDAYGDAwYGDAwGBgwMGBgMDBgYMDAgIHBwICBAQMDBgYDAwYGDAwGBgwMGBgwMBgYMDBgYMDAYGDAwICBwcCAgQEDAwYGAwMGBgwMGBgMDBgYMDAYGDAwYGDAwGBgwMCAgcHAgIEBAwMGBgMDBgYMDBgYDAwYGDAwGBgwMGBgwMBgYMDAgIEBA4OBAQMDBgYDAwYGDAwYGAwMGBgwMBhYBTAwYGDAwGBgwMCAgQEDg4EBAwMGBgMDBgYMDBgYDAwYGDAwYGAwMGBgwMBgYMDAgIEBA4OBAQMDBgYMDNseGxRzDKbNoIsAAAAASUVORK5CYII=',
+  'base64',
+);
+const VIDEO_POSTER: Omit<FormFile, 'filename'> = {
+  id: 'poster',
+  mime: 'image/png',
+  bytes: POSTER_PNG.length,
+  open: () => Promise.resolve(Readable.from([POSTER_PNG])),
+};
+
+/** What an image or video post records: its uploads, and that its submit went (it is then looked for, never sent again). */
+interface MediaProgress {
   url: string;
+  /** A video's poster. */
+  poster: string | null;
   submitted: boolean;
   looks: number;
 }
 
 /**
  * Posts to a subreddit (fields.subreddit, fields.title, flairId, nsfw, spoiler): the caption as
- * self text, one image uploaded through Reddit's media lease, or a gallery of 2–20 images with
- * their alt texts as captions; the first comment on the submission. Reddit answers many refusals
- * as HTTP 200 with `json.errors`, RATELIMIT among them. A post in doubt is looked for among the
- * account's submissions (subreddit, title, time) before anything is sent again; an image post,
- * which Reddit lists only once it has processed it, is looked for and never submitted twice.
+ * self text, a link (fields.url) with the caption as its body, one image or one video uploaded
+ * through Reddit's media lease, or a gallery of 2–20 images with their alt texts as captions; the
+ * first comment on the submission. Reddit answers many refusals as HTTP 200 with `json.errors`,
+ * RATELIMIT among them. A post in doubt is looked for among the account's submissions (subreddit,
+ * title, time) before anything is sent again; an image or video post, which Reddit lists only
+ * once it has processed it, is looked for and never submitted twice.
  */
 export function createRedditPublisher(options: Options): Publisher<RedditCredentials> {
   const api = createRedditApi(options.fetch, options.baseUrl);
@@ -117,25 +128,29 @@ export function createRedditPublisher(options: Options): Publisher<RedditCredent
     }
     const media = part.media[0];
     if (media === undefined) {
-      const made = await reddit.call<RedditAnswer>({ method: 'POST', path: '/api/submit', ...form({ ...common, kind: 'self', text: part.text }), timeoutMs });
+      // Reddit takes body text on every kind of post since 2022 (PRAW sends it beside a link's url).
+      const kind: Record<string, string> = typeof fields.url === 'string' ? { kind: 'link', url: fields.url, resubmit: 'true' } : { kind: 'self' };
+      const made = await reddit.call<RedditAnswer>({ method: 'POST', path: '/api/submit', ...form({ ...common, ...kind, text: part.text }), timeoutMs });
       return submission(made, request) ?? failed('platform_error', 'Reddit answered a post Herald cannot read', { retryable: true, mayHaveCommitted: true });
     }
-    // An image post: Reddit answers without its id and lists it once processed, so it is looked for, never submitted twice.
+    // An image or video post: Reddit answers without its id and lists it once processed, so it is looked for, never submitted twice.
     let progress = parseProgress(part.progress);
-    const save = async (next: ImageProgress) => {
+    const save = async (next: MediaProgress) => {
       progress = next;
       await hooks.partProgressed(part.index, JSON.stringify(next));
     };
     if (progress === null) {
       const { location } = await upload(reddit, request, media);
-      await save({ url: location, submitted: false, looks: 0 });
+      const poster = media.kind === 'video' ? (await upload(reddit, request, VIDEO_POSTER)).location : null;
+      await save({ url: location, poster, submitted: false, looks: 0 });
     }
     if (progress !== null && !progress.submitted) {
       await save({ ...progress, submitted: true });
+      const kind: Record<string, string> = progress.poster === null ? { kind: 'image' } : { kind: 'video', video_poster_url: progress.poster };
       const made = await reddit.call<RedditAnswer>({
         method: 'POST',
         path: '/api/submit',
-        ...form({ ...common, kind: 'image', url: progress.url, text: part.text }),
+        ...form({ ...common, ...kind, url: progress.url, text: part.text }),
         timeoutMs,
       });
       const refused = refusal(made, request);
@@ -147,21 +162,22 @@ export function createRedditPublisher(options: Options): Publisher<RedditCredent
     const found = await findSubmission(reddit, request);
     if (found.part !== null) return found.part;
     const looks = (progress?.looks ?? 0) + 1;
-    if (looks > IMAGE_LOOKS) return { kind: 'unknown', message: 'Reddit accepted the image post but has not listed it on the account; check the subreddit' };
+    if (looks > MEDIA_LOOKS)
+      return { kind: 'unknown', message: `Reddit accepted the ${media.kind} post but has not listed it on the account; check the subreddit` };
     if (progress !== null) await save({ ...progress, submitted: true, looks });
-    return { kind: 'pending', checkAfterMs: IMAGE_CHECK_MS };
+    return { kind: 'pending', checkAfterMs: MEDIA_CHECK_MS };
   }
 
-  /** Uploads a file through Reddit's media lease (an S3 form upload); its asset id and where it lives. */
+  /** Uploads a file through Reddit's media lease (an S3 form upload, streamed); its asset id and where it lives. */
   async function upload(
     reddit: RestSession,
     request: PublishRequest<RedditCredentials>,
-    media: MediaToPublish,
+    file: Omit<FormFile, 'filename'>,
   ): Promise<{ assetId: string; location: string }> {
     const leased = await reddit.call<{ args?: { action?: unknown; fields?: { name?: unknown; value?: unknown }[] }; asset?: { asset_id?: unknown } }>({
       method: 'POST',
       path: '/api/media/asset.json',
-      ...form({ filepath: `${media.id}.${media.mime.split('/')[1] ?? 'bin'}`, mimetype: media.mime }),
+      ...form({ filepath: `${file.id}.${file.mime.split('/')[1] ?? 'bin'}`, mimetype: file.mime }),
       timeoutMs,
     });
     if (!leased.ok) throw new Halt(classify(leased, request, false));
@@ -171,23 +187,19 @@ export function createRedditPublisher(options: Options): Publisher<RedditCredent
       throw new Halt(failed('platform_error', 'Reddit answered a media lease Herald cannot read', { retryable: true }));
     // The lease names the upload host without a scheme (`//…`): it takes the API's (https in production).
     const url = new URL(action, origin).toString();
-    const body = new FormData();
-    for (const field of leased.data.args?.fields ?? [])
-      if (typeof field.name === 'string') body.append(field.name, typeof field.value === 'string' ? field.value : '');
-    body.append('file', new Blob([await readMedia(media)], { type: media.mime }), media.id);
-    let response: Response;
-    try {
-      response = await options.fetch(url, { method: 'POST', body, redirect: 'error', signal: AbortSignal.timeout(timeoutMs * 4) });
-    } catch (thrown) {
-      throw new Halt(failed('platform_error', noAnswer(thrown, new URL(url).host).message, { retryable: true }));
+    const fields = (leased.data.args?.fields ?? []).flatMap((field) =>
+      typeof field.name === 'string' ? [[field.name, typeof field.value === 'string' ? field.value : ''] as const] : [],
+    );
+    const answer = await postFormUpload(options.fetch, url, fields, { ...file, filename: file.id }, timeoutMs * 20);
+    if (answer.status < 200 || answer.status > 299) {
+      const code = /<Code>([^<]{1,100})<\/Code>/.exec(answer.body)?.[1] ?? String(answer.status);
+      throw new Halt(
+        failed('media_error', `Reddit's upload refused the ${file.mime.startsWith('image/') ? 'image' : 'video'} (${code})`, {
+          retryable: answer.status >= 500,
+        }),
+      );
     }
-    const xml = await response.text();
-    if (!response.ok) {
-      const code = /<Code>([^<]{1,100})<\/Code>/.exec(xml)?.[1] ?? String(response.status);
-      throw new Halt(failed('media_error', `Reddit's upload refused the image (${code})`, { retryable: response.status >= 500 }));
-    }
-    const location =
-      /<Location>([^<]{1,2000})<\/Location>/.exec(xml)?.[1] ?? `${url}/${leased.data.args?.fields?.find((f) => f.name === 'key')?.value as string}`;
+    const location = /<Location>([^<]{1,2000})<\/Location>/.exec(answer.body)?.[1] ?? `${url}/${fields.find(([name]) => name === 'key')?.[1] ?? ''}`;
     return { assetId, location: location.replace(/&amp;/g, '&') };
   }
 
@@ -289,12 +301,17 @@ function form(values: Record<string, string>): { bytes: Buffer; headers: Record<
   return { bytes: Buffer.from(new URLSearchParams(values).toString()), headers: { 'content-type': 'application/x-www-form-urlencoded' } };
 }
 
-function parseProgress(progress: string | null): ImageProgress | null {
+function parseProgress(progress: string | null): MediaProgress | null {
   if (progress === null) return null;
   try {
-    const parsed = JSON.parse(progress) as Partial<ImageProgress>;
+    const parsed = JSON.parse(progress) as Partial<MediaProgress>;
     return typeof parsed.url === 'string'
-      ? { url: parsed.url, submitted: parsed.submitted === true, looks: typeof parsed.looks === 'number' ? parsed.looks : 0 }
+      ? {
+          url: parsed.url,
+          poster: typeof parsed.poster === 'string' ? parsed.poster : null,
+          submitted: parsed.submitted === true,
+          looks: typeof parsed.looks === 'number' ? parsed.looks : 0,
+        }
       : null;
   } catch {
     return null;

@@ -3,7 +3,7 @@
 
 import { platformFields } from '../../../../generated/platform-fields.js';
 import type { ImageRules, PlatformRules } from '../types.js';
-import { MB, image, text } from './define.js';
+import { GB, MB, image, range, text, video } from './define.js';
 
 // Self-post body: 40,000 (Orshot, legacy reddit source) vs 10,000 (Postiz) and 5,000
 // (Ayrshare, Upload-Post); stricter taken.
@@ -24,11 +24,17 @@ export const reddit: PlatformRules = {
   postTypes: [
     {
       postType: 'post',
-      // Video through the API: Postiz uploads it, Ayrshare and Late say third-party apps
-      // cannot; stricter taken, so no video.
-      description: 'A text post, or an image post with one image.',
+      description: 'A text post, a link post (fields.url), an image post with one image, or a video post with one video.',
       caption,
-      media: { minFiles: 0, maxFiles: 1, allowMixing: false, image: picture(1), video: null },
+      media: {
+        minFiles: 0,
+        maxFiles: 1,
+        allowMixing: false,
+        image: picture(1),
+        // Through the media lease as PRAW and Postiz upload it (Ayrshare and Late do not offer
+        // it); figures from Reddit's ad specs and community guides (low confidence).
+        video: video({ maxCount: 1, mimeTypes: ['video/mp4', 'video/quicktime'], maxBytes: 1 * GB, durationSeconds: range(null, 900) }),
+      },
       firstComment,
     },
     {
