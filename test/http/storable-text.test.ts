@@ -143,7 +143,7 @@ describe('POST /api/v1/posts: text that cannot be stored is 400 at the field and
         // Storable text, so the platform judges the key: Reddit has no such field.
         expect(res.status).toBe(400);
         expect(res.body).toEqual({
-          error: `Reddit allows fields subreddit, title, flairId, nsfw or spoiler; got "${text}" (account ${acc})`,
+          error: `Reddit allows fields subreddit, title, flairId, nsfw, spoiler or url; got "${text}" (account ${acc})`,
           code: 'platform_limit',
         });
         expect(await postCount(u.userId)).toBe(0);
