@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import {
   completeKey,
   deleteExpiredKeys,
@@ -12,6 +12,13 @@ import type { Database } from '../db/schema.js';
 import type { CredentialVault } from './ports/secrets.js';
 
 export type { IdempotencyScope };
+
+/**
+ * What an operation runs last inside the transaction of its work, with its answer: the answer kept
+ * for the request's Idempotency-Key, so that a COMMIT whose acknowledgement was lost is replayed by
+ * a retry, never done again.
+ */
+export type KeepWithWork<T> = (trx: Transaction<Database>, answer: T) => Promise<void>;
 
 /** How long a key remembers its request and answer. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60_000;

@@ -10,6 +10,7 @@ import { DomainError, errorName, invalidRequest } from './errors.js';
 import type { Dependencies } from './dependencies.js';
 import { refreshCredentials } from './publishing/token-source.js';
 import { newId } from './ids.js';
+import type { KeepWithWork } from './idempotency.js';
 import { credentialPlatforms, displayNameOf, livePlatform } from './platforms/live.js';
 import { isStorableText } from './text.js';
 import { requireOrganization, requireUser } from './users.js';
@@ -36,21 +37,27 @@ export async function connectAccountFor(
   deps: LiveConnectDeps,
   owner: AccountOwner,
   input: AccountConnectInput,
+  keep?: KeepWithWork<Account>,
 ): Promise<{ account: Account; created: boolean }> {
   const problems = connectProblems(input);
   if (problems.length > 0) throw invalidRequest(problems);
   await ('userId' in owner ? requireUser(deps.db, owner.userId) : requireOrganization(deps.db, owner.orgId));
   const owners = { owner_user_id: 'userId' in owner ? owner.userId : null, owner_org_id: 'orgId' in owner ? owner.orgId : null };
   if (input.credentials === undefined) {
-    const id = newId('acc');
-    const row = await insertAccount(deps.db, {
-      id,
-      platform: input.platform,
-      username: input.username ?? '',
-      display_name: input.displayName ?? null,
-      ...owners,
+    // A new sandbox account each time: its answer is kept with it (a live one is found again by its platform id).
+    const account = await deps.db.transaction().execute(async (trx) => {
+      const row = await insertAccount(trx, {
+        id: newId('acc'),
+        platform: input.platform,
+        username: input.username ?? '',
+        display_name: input.displayName ?? null,
+        ...owners,
+      });
+      const view = toAccountView(row);
+      await keep?.(trx, view);
+      return view;
     });
-    return { account: toAccountView(row), created: true };
+    return { account, created: true };
   }
 
   const credentials = input.credentials as Record<string, string>;

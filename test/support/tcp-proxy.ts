@@ -1,10 +1,14 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { Transform } from 'node:stream';
 import { afterAll, beforeAll } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
 /** Where a proxy forwards to: a TCP address, or a Unix socket's path. */
 export type ProxyTarget = { host: string; port: number } | { path: string };
+
+/** A simple-protocol Query message ('Q', its length, the text) of COMMIT, as Kysely's pg driver sends it. */
+const COMMIT_QUERY = Buffer.from('Q\u0000\u0000\u0000\u000bcommit\u0000', 'latin1');
 
 /** A TCP forwarder on 127.0.0.1 that a test can cut and restore, to make a database vanish and return. */
 export class TcpProxy {
@@ -22,7 +26,9 @@ export class TcpProxy {
         s.on('close', () => this.#sockets.delete(s));
         s.on('error', () => s.destroy());
       }
-      client.pipe(upstream).pipe(client);
+      // Each way through a tap, so a test can let a COMMIT through and lose its answer.
+      const connection = { upstream, client, committed: false };
+      client.pipe(this.#tap('toServer', connection)).pipe(upstream).pipe(this.#tap('toClient', connection)).pipe(client);
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => client.destroy());
     });
@@ -33,6 +39,40 @@ export class TcpProxy {
     const address = server.address();
     if (typeof address === 'object' && address !== null) this.port = address.port;
     this.#server = server;
+  }
+
+  /**
+   * The next COMMIT a client sends reaches the server; its answer never reaches the client, whose
+   * connection is cut: a transaction that committed while its client saw the database go away.
+   * Resolves once that has happened.
+   */
+  commitThenDrop(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#commitThenDrop = { taken: false, done: resolve };
+    });
+  }
+
+  #commitThenDrop: { taken: boolean; done: () => void } | undefined;
+
+  #tap(way: 'toServer' | 'toClient', connection: { upstream: Socket; client: Socket; committed: boolean }): Transform {
+    return new Transform({
+      transform: (chunk: Buffer, _encoding, next) => {
+        const drop = this.#commitThenDrop;
+        if (way === 'toServer' && drop !== undefined && !drop.taken && chunk.includes(COMMIT_QUERY)) {
+          drop.taken = true;
+          connection.committed = true;
+        } else if (way === 'toClient' && connection.committed) {
+          // The server's answer to the COMMIT: it committed; the client never hears so.
+          this.#commitThenDrop = undefined;
+          connection.client.destroy();
+          connection.upstream.destroy();
+          drop?.done();
+          next();
+          return;
+        }
+        next(null, chunk);
+      },
+    });
   }
 
   /** Refuses new connections and drops the open ones, as a database going down would. */

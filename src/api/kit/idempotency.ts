@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
-import type { IdempotencyScope } from '../../domain/idempotency.js';
+import { completeIdempotencyKey, type IdempotencyScope, type KeepWithWork } from '../../domain/idempotency.js';
+import type { CredentialVault } from '../../domain/ports/secrets.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -38,4 +39,15 @@ export function keepAnswerSealed(req: FastifyRequest): void {
  */
 export async function claimIdempotencyKeyForBody(req: FastifyRequest, received: unknown): Promise<void> {
   await req.claimKeyForBody?.(received);
+}
+
+/**
+ * For an operation whose work is one transaction: keeps its answer (`statusCode`, the answer as
+ * JSON, sealed where the answer carries a secret) for the request's Idempotency-Key inside that
+ * transaction. Undefined when the request holds no key.
+ */
+export function keepWithWork<T>(req: FastifyRequest, vault: CredentialVault, statusCode: number): KeepWithWork<T> | undefined {
+  const held = req.idempotency;
+  if (held === undefined) return undefined;
+  return (trx, answer) => completeIdempotencyKey(trx, held.scope, held.claim, statusCode, JSON.stringify(answer), held.sealed === true ? vault : undefined);
 }

@@ -3,8 +3,10 @@ import { toMediaView } from '../../domain/media/media-view.js';
 import { storeMediaFile } from '../../domain/media/store-media-file.js';
 import { callerOf } from '../kit/caller.js';
 import type { OperationContext } from '../kit/context.js';
-import { claimIdempotencyKeyForBody } from '../kit/idempotency.js';
+import { claimIdempotencyKeyForBody, keepWithWork } from '../kit/idempotency.js';
 import { receiveUpload } from '../kit/multipart-upload.js';
+
+const CREATED = 201;
 
 export function uploadMediaHandler(ctx: OperationContext): OperationHandler<'uploadMedia'> {
   return async (req, reply) => {
@@ -18,8 +20,9 @@ export function uploadMediaHandler(ctx: OperationContext): OperationHandler<'upl
       await staged.discard();
       throw err;
     }
-    const row = await storeMediaFile(db, storage, probe, callerOf(req).userId, staged, altText);
-    reply.code(201);
+    const keep = keepWithWork(req, ctx.deps().vault, CREATED);
+    const row = await storeMediaFile(db, storage, probe, callerOf(req).userId, staged, altText, keep && ((trx, stored) => keep(trx, toMediaView(stored))));
+    reply.code(CREATED);
     return toMediaView(row);
   };
 }

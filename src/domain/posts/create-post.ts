@@ -3,6 +3,7 @@ import { selectActiveAccountsForUser, type ReachableAccount } from '../../db/que
 import { selectMediaOwnedByForKeyShare, type MediaFactsRow } from '../../db/queries/media.js';
 import { insertPostWithTargets, type NewPost } from '../../db/queries/posts.js';
 import type { Database } from '../../db/schema.js';
+import type { KeepWithWork } from '../idempotency.js';
 import type { PostCreateInput, PostCreateResult, PostType } from '../api-types.js';
 import { DomainError, invalidRequest } from '../errors.js';
 import { isWellFormedId, newId } from '../ids.js';
@@ -16,16 +17,14 @@ export type ValidatedPostCreateInput = PostCreateInput & { postType: PostType };
 
 /**
  * Creates a post after the create checks, due for a worker at its scheduledAt: the checks and the
- * write are one transaction. `alongside` runs in it last, with the result: what must be
- * recorded if and only if the post is (the answer kept for an Idempotency-Key, so that a commit
- * whose acknowledgement was lost is replayed rather than done again).
+ * write are one transaction, which keeps the answer for an Idempotency-Key (`keep`) too.
  */
 export async function createPost(
   db: Kysely<Database>,
   userId: string,
   input: ValidatedPostCreateInput,
   now: Date,
-  alongside?: (trx: Transaction<Database>, result: PostCreateResult) => Promise<void>,
+  keep?: KeepWithWork<PostCreateResult>,
 ): Promise<PostCreateResult> {
   return db.transaction().execute(async (trx) => {
     await checkPost(trx, userId, input, now);
@@ -46,7 +45,7 @@ export async function createPost(
       ...postContents(postId, input),
     });
     const result: PostCreateResult = { id: postId, status };
-    await alongside?.(trx, result);
+    await keep?.(trx, result);
     return result;
   });
 }

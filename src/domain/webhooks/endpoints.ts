@@ -11,6 +11,7 @@ import {
 } from '../../db/queries/webhooks.js';
 import type { Database, WebhookEndpointsTable } from '../../db/schema.js';
 import type { CredentialVault } from '../ports/secrets.js';
+import type { KeepWithWork } from '../idempotency.js';
 import type { PingEvent, Webhook, WebhookCreateInput, WebhookDeliveryList, WebhookList, WebhookUpdateInput, WebhookWithSecret } from '../api-types.js';
 import { DomainError } from '../errors.js';
 import { isWellFormedId, newId } from '../ids.js';
@@ -33,20 +34,30 @@ export async function listWebhooks(db: Kysely<Database>, userId: string, limit: 
 }
 
 /** Registers an endpoint; its secret is stored only sealed and shown in this answer alone. */
-export async function createWebhook(deps: WebhookDeps, userId: string, input: WebhookCreateInput, now: Date): Promise<WebhookWithSecret> {
+export async function createWebhook(
+  deps: WebhookDeps,
+  userId: string,
+  input: WebhookCreateInput,
+  now: Date,
+  keep?: KeepWithWork<WebhookWithSecret>,
+): Promise<WebhookWithSecret> {
   requireAllowedUrl(deps, input.url);
   const secret = newWebhookSecret();
-  const row = await insertEndpoint(deps.db, {
-    id: newId('whk'),
-    user_id: userId,
-    url: input.url,
-    event_types: JSON.stringify(input.eventTypes),
-    description: input.description ?? null,
-    secret: sealWebhookSecret(deps.vault, secret),
-    created_at: now,
-    updated_at: now,
+  return deps.db.transaction().execute(async (trx) => {
+    const row = await insertEndpoint(trx, {
+      id: newId('whk'),
+      user_id: userId,
+      url: input.url,
+      event_types: JSON.stringify(input.eventTypes),
+      description: input.description ?? null,
+      secret: sealWebhookSecret(deps.vault, secret),
+      created_at: now,
+      updated_at: now,
+    });
+    const created = { ...toWebhookView(row, now), secret };
+    await keep?.(trx, created);
+    return created;
   });
-  return { ...toWebhookView(row, now), secret };
 }
 
 export async function getWebhook(db: Kysely<Database>, userId: string, id: string, now: Date): Promise<Webhook> {
