@@ -3020,8 +3020,9 @@ export interface operations {
              * @description The database cannot be reached or the service is still starting, as for every
              *     operation; or the server cannot run the program that reads media files (`Media probing
              *     not available: …`, naming the program and the system's reason), so the file was not
-             *     judged and nothing was kept. Retry with backoff; a probe that cannot run stays so
-             *     until the operator repairs the installation.
+             *     judged and nothing was kept; or the object store that holds media files could not be
+             *     reached or failed (`Media storage not available: …`), and nothing was kept. Retry with
+             *     backoff; a probe that cannot run stays so until the operator repairs the installation.
              */
             503: {
                 headers: {
@@ -3088,7 +3089,25 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            /**
+             * @description The database cannot be reached or the service is still starting, as for every
+             *     operation; or the object store that holds media files could not be reached or failed
+             *     (`Media storage not available: …`, naming the error's code). The store is asked to remove
+             *     the file after the medium is gone from Herald: when that fails, a retry answers `404`, and
+             *     the file is left in the store. Retry with backoff.
+             */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listPlatforms: {
@@ -3506,7 +3525,20 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            /**
+             * @description The database cannot be reached or the service is still starting; or the object store
+             *     that holds media files could not be reached or failed (`Media storage not available: …`,
+             *     naming the error's code). Retry with backoff.
+             */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     oauthCallback: {

@@ -21,6 +21,8 @@ const STATUS_OF: Record<DomainErrorKind, number> = {
   too_large: 413,
   range_not_satisfiable: 416,
   platform_unreachable: 502,
+  // Like the database: a part of the server failed, not the request; send() adds Retry-After.
+  storage_unavailable: 503,
 };
 
 const NOT_FOUND: ErrorBody = { error: 'Not found', code: 'not_found' };

@@ -8,6 +8,7 @@ import { keyCreateCommand } from './commands/key/create.js';
 import { keyListCommand } from './commands/key/list.js';
 import { keyRevokeCommand } from './commands/key/revoke.js';
 import { mediaAddCommand } from './commands/media/add.js';
+import { mediaMigrateCommand } from './commands/media/migrate.js';
 import { orgAddMemberCommand } from './commands/org/add-member.js';
 import { orgCreateCommand } from './commands/org/create.js';
 import { orgRemoveMemberCommand } from './commands/org/remove-member.js';
@@ -31,7 +32,7 @@ const program = new Command('herald')
   )
   .addCommand(new Command('key').description('API keys').addCommand(keyCreateCommand()).addCommand(keyListCommand()).addCommand(keyRevokeCommand()))
   .addCommand(new Command('account').description('connected accounts').addCommand(accountConnectCommand()).addCommand(accountDisconnectCommand()))
-  .addCommand(new Command('media').description('media assets').addCommand(mediaAddCommand()))
+  .addCommand(new Command('media').description('media assets').addCommand(mediaAddCommand()).addCommand(mediaMigrateCommand()))
   .addCommand(demoCommand());
 
 /** Commander's own errors (unknown flag, missing value) become one line too, on every subcommand. */

@@ -14,7 +14,8 @@ export type DomainErrorKind =
   | 'not_found' // 404
   | 'too_large' // 413
   | 'range_not_satisfiable' // 416: a byte range that starts past the end of a file
-  | 'platform_unreachable'; // 502: a platform did not answer a call made for the request
+  | 'platform_unreachable' // 502: a platform did not answer a call made for the request
+  | 'storage_unavailable'; // 503: the media store failed a call (unreachable, timed out, or answering errors)
 
 /** The machine-readable code of each kind, where the kind alone says what happened (the others name it at the throw). */
 const DEFAULT_CODES: Record<DomainErrorKind, string> = {
@@ -28,6 +29,7 @@ const DEFAULT_CODES: Record<DomainErrorKind, string> = {
   too_large: 'file_too_large',
   range_not_satisfiable: 'range_not_satisfiable',
   platform_unreachable: 'platform_unreachable',
+  storage_unavailable: 'storage_unavailable',
 };
 
 export class DomainError extends Error {

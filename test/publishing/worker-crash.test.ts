@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Schemas } from '../support/api.js';
-import { herald, heraldServe, heraldSpawn, json } from '../support/cli.js';
+import { herald, heraldConnectBluesky, heraldServe, heraldSpawn, json } from '../support/cli.js';
 import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from '../support/database.js';
 import { makeDataDir, removeDataDir } from '../support/data-dir.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
@@ -41,25 +41,7 @@ describe('a worker killed mid-call', () => {
     json(await herald(['db', 'migrate'], env));
     const user = json<{ id: string }>(await herald(['user', 'create', '--name', 'Alice'], env)).id;
     const key = json<{ key: string }>(await herald(['key', 'create', '--user', user], env)).key;
-    const account = json<Schemas['Account']>(
-      await herald(
-        [
-          'account',
-          'connect',
-          '--platform',
-          'bluesky',
-          '--service',
-          proxy.url,
-          '--identifier',
-          alice.handle,
-          '--app-password',
-          alice.appPassword,
-          '--user',
-          user,
-        ],
-        env,
-      ),
-    );
+    const account = await heraldConnectBluesky(env, proxy.url, alice, user);
     expect(account).toMatchObject({ mode: 'live', username: alice.handle });
 
     // The API only (no worker in it): the post is handed to the queue, nothing publishes it yet.

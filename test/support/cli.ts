@@ -1,6 +1,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { HERALD_COMMAND } from '../../scripts/build.js';
 import { startHeraldServe, type ServeProcess } from '../../scripts/herald-serve.js';
+import type { Schemas } from './api.js';
 
 // The compiled binary users run (package.json's bin); test/support/global-setup.ts builds it first.
 
@@ -35,6 +36,17 @@ export function json<T = Record<string, unknown>>(result: CliResult): T {
   const lines = result.stdout.trim().split('\n');
   if (lines.length !== 1) throw new Error(`expected one line of JSON, got: ${result.stdout}`);
   return JSON.parse(lines[0] ?? '') as T;
+}
+
+/** `herald account connect` of a Bluesky account on `service` for `user`, as an operator connects one: the account. */
+export async function heraldConnectBluesky(
+  env: Record<string, string>,
+  service: string,
+  login: { handle: string; appPassword: string },
+  user: string,
+): Promise<Schemas['Account']> {
+  const args = ['account', 'connect', '--platform', 'bluesky', '--service', service, '--identifier', login.handle, '--app-password', login.appPassword];
+  return json<Schemas['Account']>(await herald([...args, '--user', user], env));
 }
 
 /** `herald serve`, on 127.0.0.1 and a port the system picks, once it has printed its ready line. */

@@ -43,17 +43,17 @@ export class LocalDiskStorage implements MediaStorage {
   }
 
   async commit(staged: StagedFile, key: string): Promise<void> {
-    const target = this.#pathOf(key);
+    const target = this.pathOf(key);
     await mkdir(dirname(target), { recursive: true });
     await rename(staged.path, target);
   }
 
   async remove(key: string): Promise<void> {
-    await rm(this.#pathOf(key), { force: true });
+    await rm(this.pathOf(key), { force: true });
   }
 
   async open(key: string, range?: ByteRange): Promise<Readable> {
-    const path = this.#pathOf(key);
+    const path = this.pathOf(key);
     // A missing file rejects here, not later as a stream error in the middle of an upload.
     await access(path);
     return createReadStream(path, range);
@@ -83,7 +83,8 @@ export class LocalDiskStorage implements MediaStorage {
     return removed;
   }
 
-  #pathOf(key: string): string {
+  /** Where a key's file is (whether or not it is there): what `herald media migrate` reads to move it elsewhere. */
+  pathOf(key: string): string {
     if (!isValidStorageKey(key)) throw new Error('Invalid storage key');
     return join(this.#files, key);
   }

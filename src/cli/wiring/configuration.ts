@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import envSchema from 'env-schema';
 import type { PlatformApps } from '../../adapters/platforms/live-publishers.js';
 import type { OAuthApp } from '../../adapters/platforms/oauth.js';
+import { s3LocationOf, type S3Location } from '../../adapters/storage/s3-location.js';
 
 /**
  * Every variable the service reads, with its type, bounds and default: the one place a default is
@@ -20,6 +21,9 @@ export const CONFIGURATION = {
     HERALD_MIGRATE_ON_START: { type: 'boolean', default: false },
     HERALD_DEMO_ON_FIRST_START: { type: 'boolean', default: false },
     HERALD_MAX_UPLOAD_BYTES: { type: 'integer', minimum: 1, default: 512 * 1024 * 1024 },
+    // Unset: the data folder's media/. The store's endpoint, region and keys are the standard AWS variables, which the SDK reads itself.
+    HERALD_MEDIA_URL: { type: 'string' },
+    HERALD_S3_FORCE_PATH_STYLE: { type: 'boolean', default: false },
     HERALD_SECRET_KEY: { type: 'string' },
     HERALD_ALLOW_PRIVATE_NETWORK: { type: 'boolean', default: false },
     HERALD_WORKER: { type: 'boolean', default: true },
@@ -95,6 +99,10 @@ export interface Environment {
   logLevel: string;
   /** The largest media upload accepted, in bytes. */
   maxUploadBytes: number;
+  /** The bucket (and key prefix) media files live in; undefined: the data folder's `media/`. */
+  mediaStore: S3Location | undefined;
+  /** Reach the bucket as `endpoint/bucket/key` rather than `bucket.endpoint/key`, as most self-hosted stores want. */
+  s3ForcePathStyle: boolean;
   /** The key that seals stored credentials (base64 or hex, 32 bytes); without it, a key file in dataDir. */
   secretKey: string | undefined;
   /** Lets user-given URLs (a Mastodon instance, a Bluesky PDS) use http and private or loopback addresses. */
@@ -141,6 +149,8 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
     demoOnFirstStart: v.HERALD_DEMO_ON_FIRST_START,
     logLevel: v.LOG_LEVEL,
     maxUploadBytes: v.HERALD_MAX_UPLOAD_BYTES,
+    mediaStore: mediaStore(v.HERALD_MEDIA_URL),
+    s3ForcePathStyle: v.HERALD_S3_FORCE_PATH_STYLE,
     secretKey: v.HERALD_SECRET_KEY,
     allowPrivateNetwork: v.HERALD_ALLOW_PRIVATE_NETWORK,
     inProcessWorker: v.HERALD_WORKER,
@@ -239,6 +249,13 @@ function publicUrl(given: string | undefined, listenPort: number): string {
     throw new Error(`HERALD_PUBLIC_URL must be an http or https URL without query, fragment or credentials, got ${given}`);
   }
   return given.replace(/\/+$/, '');
+}
+
+function mediaStore(given: string | undefined): S3Location | undefined {
+  if (given === undefined) return undefined;
+  const location = s3LocationOf(given.trim());
+  if (location === undefined) throw new Error(`HERALD_MEDIA_URL must be s3://bucket or s3://bucket/prefix (unset: the data folder), got ${given}`);
+  return location;
 }
 
 function trustProxy(value: string): boolean | string {

@@ -7,17 +7,38 @@ import { FfprobeMediaProbe } from '../../adapters/probe/ffprobe-media-probe.js';
 import { createCredentialVault, loadSecretKey } from '../../adapters/secrets/credential-vault.js';
 import { createUrlSigner } from '../../adapters/secrets/url-signer.js';
 import { LocalDiskStorage } from '../../adapters/storage/local-disk-storage.js';
+import type { S3Location } from '../../adapters/storage/s3-location.js';
+import type { S3Storage } from '../../adapters/storage/s3-storage.js';
 import { createWebhookSender } from '../../adapters/webhooks/webhook-sender.js';
 import type { Database } from '../../db/schema.js';
 import type { Dependencies, DomainLog } from '../../domain/dependencies.js';
+import type { MediaStorage } from '../../domain/ports/media-storage.js';
 import { createPublisherRegistry } from '../../domain/ports/publisher-registry.js';
 import { PUBLISHING_LIMITS } from '../../domain/publishing/settings.js';
 import { WEBHOOK_LIMITS } from '../../domain/webhooks/settings.js';
 import type { Environment } from './configuration.js';
 
-/** Where a process keeps uploaded media: the data folder's `media/`. */
-export function mediaStorageOf(env: Pick<Environment, 'dataDir'>): LocalDiskStorage {
-  return new LocalDiskStorage(join(env.dataDir, 'media'));
+/**
+ * Where a process keeps uploaded media: the data folder's `media/`, or the bucket HERALD_MEDIA_URL
+ * names (uploads are staged in the data folder's `media/staging` either way).
+ */
+export async function mediaStorageOf(env: Pick<Environment, 'dataDir' | 'mediaStore' | 's3ForcePathStyle'>): Promise<MediaStorage> {
+  return env.mediaStore === undefined ? localMediaStorageOf(env) : s3MediaStorageOf(env, env.mediaStore);
+}
+
+/** The data folder's `media/`: where files live without HERALD_MEDIA_URL, and what `herald media migrate` moves from. */
+export function localMediaStorageOf(env: Pick<Environment, 'dataDir'>): LocalDiskStorage {
+  return new LocalDiskStorage(mediaFolderOf(env));
+}
+
+export async function s3MediaStorageOf(env: Pick<Environment, 'dataDir' | 's3ForcePathStyle'>, location: S3Location): Promise<S3Storage> {
+  // Loaded only by a process that uses a bucket: the AWS SDK would slow every other start.
+  const { S3Storage } = await import('../../adapters/storage/s3-storage.js');
+  return S3Storage.create({ location, stagingRoot: mediaFolderOf(env), client: { forcePathStyle: env.s3ForcePathStyle } });
+}
+
+function mediaFolderOf(env: Pick<Environment, 'dataDir'>): string {
+  return join(env.dataDir, 'media');
 }
 
 /**
@@ -41,7 +62,7 @@ export async function createDependencies(
     oauth: live.oauth,
     instanceOAuth: live.instanceOAuth,
     callbackUrl: `${env.publicUrl}/oauth/callback`,
-    storage: given.storage ?? mediaStorageOf(env),
+    storage: given.storage ?? (await mediaStorageOf(env)),
     probe: given.probe ?? new FfprobeMediaProbe(),
     maxUploadBytes: env.maxUploadBytes,
     publicMedia: { baseUrl: env.publicUrl, signer: createUrlSigner(secretKey) },

@@ -74,7 +74,7 @@ const STARTUP_RETRY_MS = 2000;
  * starts with the HTTP stack, so an embedded database gets ready while the routes are built.
  */
 export async function startServer(env: Environment, hooks: ServerHooks = {}): Promise<RunningServer> {
-  const storage = mediaStorageOf(env);
+  const storage = await mediaStorageOf(env);
   const state = new ServiceState();
   let log: FastifyBaseLogger | undefined;
   const open = () =>

@@ -38,7 +38,7 @@ export function mediaAddCommand(): Command {
           import('../../wiring/dependencies.js'),
           import('../../../adapters/probe/ffprobe-media-probe.js'),
         ]);
-        return runCommand(({ db }) => addMediaFromFile(db, mediaStorageOf(readEnvironment()), new FfprobeMediaProbe(), opts.user, path));
+        return runCommand(async ({ db }) => addMediaFromFile(db, await mediaStorageOf(readEnvironment()), new FfprobeMediaProbe(), opts.user, path));
       }
       if (opts.kind === undefined || opts.mime === undefined || opts.bytes === undefined) {
         return command.error('error: give --file, or all of --kind, --mime and --bytes');
