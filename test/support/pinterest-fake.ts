@@ -1,6 +1,30 @@
 import { randomBytes } from 'node:crypto';
-import multipart from '@fastify/multipart';
-import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import {
+  basicClientMatches,
+  CodeStore,
+  createFakeApp,
+  createFakeState,
+  escapeXml,
+  fakeControls,
+  fakeRoute,
+  installConsentPage,
+  isAnswer,
+  isObject,
+  listenLocal,
+  MultipartBody,
+  plannedAnswer,
+  stateOf,
+  stringFields,
+  withSettings,
+  type Answer,
+  type Authorization,
+  type Fake,
+  type FakeOptions,
+  type Fault,
+  type HintedRevocation,
+  type RecordedRequest,
+} from './fake-kit.js';
 
 /**
  * An in-process Pinterest API v5, written from its documentation, for the calls Herald makes. `url` stands
@@ -116,68 +140,36 @@ export interface PinterestFetch {
   error: string | null;
 }
 
-export interface PinterestAuthorization {
-  query: Record<string, string>;
-  outcome: 'approved' | 'refused' | 'invalid';
-  reason: string | null;
-  userId: string | null;
-}
+export type PinterestAuthorization = Authorization;
 
-export interface PinterestRevocation {
-  token: string;
-  tokenTypeHint: string | null;
-  kind: 'access' | 'refresh' | 'unknown';
-}
+export type PinterestRevocation = HintedRevocation;
 
-export interface PinterestRecordedRequest {
-  method: string;
-  /** With the query string. */
-  path: string;
-  /** Lower-case names; `authorization` holds only its scheme (`Bearer`, `Basic`). */
-  headers: Record<string, string>;
-  /** JSON or form bodies as parsed; multipart as `{fields (in order), files: {name: {bytes (a count), mime, filename}}}`. */
-  body: unknown;
-}
+export type PinterestRecordedRequest = RecordedRequest;
 
 /** token: POST /v5/oauth/token; revoke: POST /v5/oauth/token/revoke; user: GET /v5/user_account; boards: GET /v5/boards;
  * pins: POST /v5/pins; media: POST /v5/media; upload: POST /fake-s3/upload; status: GET /v5/media/{id};
  * list: GET /v5/pins and GET /v5/boards/{id}/pins. */
 export type PinterestFaultTarget = 'token' | 'revoke' | 'user' | 'boards' | 'pins' | 'media' | 'upload' | 'status' | 'list';
 
-export type PinterestFault =
-  /** Answers without doing anything. The body defaults to Pinterest's for 401, 403, 429 and 5xx. */
-  | { kind: 'answer'; status: number; headers?: Record<string, string>; body?: unknown }
-  /** Does the work (creates the pin, rotates the token, stores the upload, ...), then cuts the connection without answering. */
-  | { kind: 'commitThenDrop' };
+/** An `answer`'s body defaults to Pinterest's for 401, 403, 429 and 5xx. */
+export type PinterestFault = Fault;
 
-export interface PinterestFakeOptions {
+export interface PinterestFakeOptions extends FakeOptions {
   clientId?: string;
-  clientSecret?: string;
-  /** The fake's clock in ms (code and token lifetimes, created_at); Date.now by default. */
-  now?: () => number;
   /** Status polls that answer `processing` before a video's processing ends; 2 by default. */
   videoPolls?: number;
   /** Token-endpoint errors as OAuth `{error, error_description}` instead of Pinterest's `{code, message}`. */
   oauthErrors?: boolean;
 }
 
-export interface PinterestFake {
+export interface PinterestFake extends Fake<{ id: string }, PinterestFaultTarget> {
   /** Stands for https://www.pinterest.com, https://api.pinterest.com and the upload bucket alike. */
   url: string;
   clientId: string;
-  clientSecret: string;
   addUser(user: { username: string; accountType?: 'BUSINESS' | 'PINNER'; businessName?: string; profileImage?: string; websiteUrl?: string }): PinterestUser;
   addBoard(user: { id: string }, board: { name: string }): { id: string; name: string };
-  /** The user the consent page approves as from now on (the first user added until then). */
-  consentAs(user: { id: string }): void;
-  /** The next consent is refused: back to redirect_uri with `error=access_denied`. */
-  refuseNextConsent(): void;
   /** Tokens as a completed consent would give them, without the round trip. */
   grant(user: { id: string }, scope?: string): { accessToken: string; refreshToken: string };
-  /** Every access token issued so far answers 401 code 2 from now on. */
-  expireAccessTokens(): void;
-  /** Refresh-token grants that succeeded. */
-  refreshes(): number;
   /** POST /v5/pins requests received (faulted ones too). */
   pinCalls(): number;
   /** While true, POST /v5/pins answers 403 code 29 (a Trial app in production). */
@@ -194,12 +186,6 @@ export interface PinterestFake {
   media: Map<string, PinterestMedia>;
   /** Every URL the fake fetched for a pin (images, covers), in order. */
   fetches: PinterestFetch[];
-  requests: PinterestRecordedRequest[];
-  /** Queues a fault for the next request of that kind. */
-  fail(on: PinterestFaultTarget, fault: PinterestFault): void;
-  /** Moves the fake's clock forward. */
-  advance(ms: number): void;
-  close(): Promise<void>;
 }
 
 const SCOPES_NEEDED = ['boards:read', 'boards:write', 'pins:read', 'pins:write', 'user_accounts:read'];
@@ -229,128 +215,51 @@ const FAULT_BODIES: Record<number, unknown> = {
   503: { code: 0, message: 'Service Unavailable' },
 };
 
-interface Answer {
-  status: number;
-  body?: unknown;
-  headers?: Record<string, string>;
-}
-
-interface AccessToken {
-  userId: string;
-  scope: string[];
-  expiresAt: number;
-  dead: boolean;
-}
-
-interface RefreshToken {
-  userId: string;
-  scope: string[];
-  expiresAt: number;
-  dead: boolean;
-}
-
 interface Code {
   userId: string;
   redirectUri: string;
   scope: string[];
-  issuedAt: number;
-}
-
-class MultipartBody {
-  /** In the order sent; fields after the file part included. */
-  fields: [string, string][] = [];
-  files: Record<string, { bytes: Buffer; mime: string; filename: string }> = {};
-  /** Field names sent before the first file part. */
-  beforeFile: Set<string> = new Set();
-  sawFile = false;
-
-  summary() {
-    return {
-      fields: Object.fromEntries(this.fields),
-      files: Object.fromEntries(Object.entries(this.files).map(([name, f]) => [name, { bytes: f.bytes.length, mime: f.mime, filename: f.filename }])),
-    };
-  }
 }
 
 export async function startPinterestFake(options: PinterestFakeOptions = {}): Promise<PinterestFake> {
   const clientId = options.clientId ?? String(1_400_000 + Math.floor(Math.random() * 100_000));
   const clientSecret = options.clientSecret ?? randomBytes(20).toString('hex');
   const oauthErrors = options.oauthErrors ?? false;
-  let offsetMs = 0;
-  const now = () => (options.now?.() ?? Date.now()) + offsetMs;
+  const state = createFakeState<PinterestFaultTarget>(options.now);
+  const { now, recorder, tokens } = state;
 
   const users = new Map<string, PinterestUser>();
   const boards: PinterestBoard[] = [];
   const pins: PinterestPin[] = [];
   const media = new Map<string, PinterestMedia>();
   const fetches: PinterestFetch[] = [];
-  const requests: PinterestRecordedRequest[] = [];
-  const authorizations: PinterestAuthorization[] = [];
   const revocations: PinterestRevocation[] = [];
-  const faults: { on: PinterestFaultTarget; fault: PinterestFault }[] = [];
-  const codes = new Map<string, Code>();
-  const accessTokens = new Map<string, AccessToken>();
-  const refreshTokens = new Map<string, RefreshToken>();
-  let consentUserId: string | null = null;
-  let refuseNext = false;
+  const codes = new CodeStore<Code>(now, CODE_TTL_MS);
   let refreshCount = 0;
   let pinCallCount = 0;
   let plannedVideoFailures = 0;
-  let videoPolls = options.videoPolls ?? 2;
-  let trialMode = false;
+  const settings = { videoPolls: options.videoPolls ?? 2, trialMode: false };
   let nextUserId = 1_055_200_000_000_000_001n;
   let nextBoardId = 1_055_300_000_000_000_001n;
   let nextPinId = 1_055_400_000_000_000_001n;
   let nextMediaId = 1_055_500_000_000_000_001n;
 
-  const app = Fastify({ logger: false, bodyLimit: 64 * MB });
-  await app.register(multipart, { limits: { fileSize: 512 * MB } });
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, raw, done) => {
-    done(null, Object.fromEntries(new URLSearchParams(typeof raw === 'string' ? raw : raw.toString('utf8'))));
+  const app = await createFakeApp({
+    bodyLimit: 64 * MB,
+    multipartFileSize: 512 * MB,
+    errorBody: (status, message) => ({ code: status < 500 ? 1 : 0, message }),
+    notFoundBody: () => ({ code: 404, message: 'Not found.' }),
   });
-  app.setErrorHandler((error: Error & { statusCode?: number }, _req, reply) => {
-    const status = error.statusCode ?? 500;
-    return reply.code(status).send({ code: status < 500 ? 1 : 0, message: error.message });
-  });
-  app.setNotFoundHandler((_req, reply) => reply.code(404).send({ code: 404, message: 'Not found.' }));
 
   const isoSecond = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 
-  const record = (req: FastifyRequest, body: unknown) => {
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (value === undefined) continue;
-      headers[name] = name === 'authorization' ? (String(value).split(' ')[0] ?? '') : Array.isArray(value) ? value.join(', ') : value;
-    }
-    requests.push({ method: req.method, path: req.url, headers, body });
-  };
-
-  const takeFault = (on: PinterestFaultTarget) => {
-    const index = faults.findIndex((f) => f.on === on);
-    return index === -1 ? undefined : faults.splice(index, 1)[0]?.fault;
-  };
-
-  const bearerToken = (req: FastifyRequest) => /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
-
   /** The caller's user, or the answer to give instead. */
   const authenticate = (req: FastifyRequest, scopes: string[]): PinterestUser | Answer => {
-    const token = bearerToken(req);
-    const grant = token === undefined ? undefined : accessTokens.get(token);
-    const user = grant === undefined ? undefined : users.get(grant.userId);
-    if (grant === undefined || user === undefined || grant.dead || now() >= grant.expiresAt) return { status: 401, body: AUTH_FAILED };
+    const grant = tokens.bearer(req);
+    const user = grant === undefined ? undefined : users.get(grant.subject);
+    if (grant === undefined || user === undefined) return { status: 401, body: AUTH_FAILED };
     if (!scopes.every((s) => grant.scope.includes(s))) return { status: 401, body: AUTHORIZATION_FAILED };
     return user;
-  };
-
-  const clientAuthenticated = (req: FastifyRequest) => {
-    const encoded = /^Basic (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
-    if (encoded === undefined) return false;
-    const decoded = Buffer.from(encoded, 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    if (colon === -1) return false;
-    const id = decoded.slice(0, colon);
-    const secret = decoded.slice(colon + 1);
-    return (id === clientId || formDecode(id) === clientId) && (secret === clientSecret || formDecode(secret) === clientSecret);
   };
 
   const tokenError = (kind: 'client' | 'grant' | 'request', description: string): Answer => {
@@ -363,20 +272,16 @@ export async function startPinterestFake(options: PinterestFakeOptions = {}): Pr
     return { status: 400, body: { code: 1, message: description } };
   };
 
-  const issueTokens = (userId: string, scope: string[]) => {
-    const accessToken = `pina_${randomBytes(48).toString('base64url')}`;
-    const refreshToken = `pinr_${randomBytes(48).toString('base64url')}`;
-    const t = now();
-    accessTokens.set(accessToken, { userId, scope, expiresAt: t + ACCESS_TTL_S * 1000, dead: false });
-    refreshTokens.set(refreshToken, { userId, scope, expiresAt: t + REFRESH_TTL_S * 1000, dead: false });
-    return { accessToken, refreshToken };
-  };
+  const issueTokens = (userId: string, scope: string[]) => ({
+    accessToken: tokens.issue('access', `pina_${randomBytes(48).toString('base64url')}`, { subject: userId, scope, ttlMs: ACCESS_TTL_S * 1000 }).token,
+    refreshToken: tokens.issue('refresh', `pinr_${randomBytes(48).toString('base64url')}`, { subject: userId, scope, ttlMs: REFRESH_TTL_S * 1000 }).token,
+  });
 
-  const tokenAnswer = (tokens: { accessToken: string; refreshToken: string }, scope: string[], responseType: string): Answer => ({
+  const tokenAnswer = (issued: { accessToken: string; refreshToken: string }, scope: string[], responseType: string): Answer => ({
     status: 200,
     body: {
-      access_token: tokens.accessToken,
-      refresh_token: tokens.refreshToken,
+      access_token: issued.accessToken,
+      refresh_token: issued.refreshToken,
       response_type: responseType,
       token_type: 'bearer',
       expires_in: ACCESS_TTL_S,
@@ -396,44 +301,27 @@ export async function startPinterestFake(options: PinterestFakeOptions = {}): Pr
     target: PinterestFaultTarget,
     handler: (req: FastifyRequest, body: unknown) => Answer | Promise<Answer>,
     onReceive?: () => void,
-  ) => {
-    app.route({
+  ) =>
+    fakeRoute(app, state, {
       method,
       url,
-      handler: async (req: FastifyRequest, reply: FastifyReply) => {
-        const body: unknown = req.isMultipart() ? await readMultipart(req) : req.body;
-        record(req, body instanceof MultipartBody ? body.summary() : body);
-        onReceive?.();
-        const fault = takeFault(target);
-        let answer: Answer;
-        if (fault?.kind === 'answer') {
-          answer = {
-            status: fault.status,
-            headers: fault.headers ?? {},
-            body: fault.body ?? FAULT_BODIES[fault.status] ?? { code: fault.status >= 500 ? 0 : 1, message: `Error ${fault.status}` },
-          };
-        } else {
-          answer = await handler(req, body);
-        }
-        if (fault?.kind === 'commitThenDrop') {
-          req.raw.socket.destroy();
-          return reply;
-        }
-        reply.code(answer.status).headers(answer.headers ?? {});
-        return answer.body === undefined ? reply.send() : reply.send(answer.body);
-      },
+      target,
+      admit: onReceive,
+      faultAnswer: (fault) => plannedAnswer(fault, (status) => FAULT_BODIES[status] ?? { code: status >= 500 ? 0 : 1, message: `Error ${status}` }),
+      handle: handler,
     });
-  };
 
   // --- OAuth 2.0 -------------------------------------------------------------------------------
 
-  app.get('/oauth/', async (req, reply) => {
-    record(req, null);
-    const query = stringFields(req.query);
-    const scope = (query.scope ?? '').split(',').filter((s) => s !== '');
-    const missing = SCOPES_NEEDED.filter((s) => !scope.includes(s));
-    const reason =
-      query.response_type !== 'code'
+  const consent = installConsentPage({
+    app,
+    path: '/oauth/',
+    recorder,
+    who: 'userId',
+    firstSubject: () => users.keys().next().value,
+    check: (query) => {
+      const missing = SCOPES_NEEDED.filter((s) => !scopeOf(query).includes(s));
+      return query.response_type !== 'code'
         ? 'response_type must be code'
         : query.client_id !== clientId
           ? 'unknown client_id'
@@ -442,65 +330,41 @@ export async function startPinterestFake(options: PinterestFakeOptions = {}): Pr
             : missing.length > 0
               ? `scope lacks ${missing.join(',')}`
               : null;
-    const q = Object.fromEntries(Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined));
-    if (reason !== null) {
-      authorizations.push({ query: q, outcome: 'invalid', reason, userId: null });
-      return reply.code(400).type('text/html').send(`<p>Something went wrong. Please try again.</p><!-- ${reason} -->`);
-    }
-    const back = new URL(query.redirect_uri!);
-    if (refuseNext) {
-      refuseNext = false;
-      authorizations.push({ query: q, outcome: 'refused', reason: null, userId: null });
-      back.searchParams.set('error', 'access_denied');
-      if (query.state !== undefined) back.searchParams.set('state', query.state);
-      return reply.redirect(back.href, 302);
-    }
-    const userId = consentUserId ?? users.keys().next().value;
-    if (userId === undefined) {
-      authorizations.push({ query: q, outcome: 'invalid', reason: 'no user to consent as (addUser first)', userId: null });
-      return reply.code(400).type('text/html').send('<p>No user is signed in to the fake (call addUser).</p>');
-    }
-    const code = randomBytes(20).toString('hex');
-    codes.set(code, { userId, redirectUri: query.redirect_uri!, scope, issuedAt: now() });
-    authorizations.push({ query: q, outcome: 'approved', reason: null, userId });
-    back.searchParams.set('code', code);
-    if (query.state !== undefined) back.searchParams.set('state', query.state);
-    return reply.redirect(back.href, 302);
+    },
+    errorPage: (reason) => `<p>Something went wrong. Please try again.</p><!-- ${reason} -->`,
+    nobody: { reason: 'no user to consent as (addUser first)', page: '<p>No user is signed in to the fake (call addUser).</p>' },
+    refused: (query) => ({ error: 'access_denied', ...stateOf(query) }),
+    approved: (query, userId) => {
+      const code = randomBytes(20).toString('hex');
+      codes.issue(code, { userId, redirectUri: query.redirect_uri!, scope: scopeOf(query) });
+      return { code, ...stateOf(query) };
+    },
   });
 
   route('POST', '/v5/oauth/token', 'token', (req, body) => {
-    if (!clientAuthenticated(req)) return tokenError('client', 'Client authentication failed.');
+    if (!basicClientMatches(req, clientId, clientSecret)) return tokenError('client', 'Client authentication failed.');
     const form = stringFields(body);
     if (form.grant_type === 'authorization_code') {
-      const code = form.code === undefined ? undefined : codes.get(form.code);
-      if (form.code !== undefined) codes.delete(form.code); // single use, whatever the outcome
-      if (code === undefined || now() - code.issuedAt > CODE_TTL_MS) return tokenError('grant', 'The authorization code is invalid or expired.');
+      const code = codes.redeem(form.code);
+      if (code === undefined) return tokenError('grant', 'The authorization code is invalid or expired.');
       if (form.redirect_uri !== code.redirectUri) return tokenError('grant', 'redirect_uri does not match the authorization request.');
       return tokenAnswer(issueTokens(code.userId, code.scope), code.scope, 'authorization_code');
     }
     if (form.grant_type === 'refresh_token') {
-      const old = form.refresh_token === undefined ? undefined : refreshTokens.get(form.refresh_token);
-      if (old === undefined || old.dead || now() >= old.expiresAt) return tokenError('grant', 'The refresh token is invalid or expired.');
+      const old = tokens.live('refresh', form.refresh_token);
+      if (old === undefined) return tokenError('grant', 'The refresh token is invalid or expired.');
       old.dead = true;
       refreshCount += 1;
-      return tokenAnswer(issueTokens(old.userId, old.scope), old.scope, 'refresh_token');
+      return tokenAnswer(issueTokens(old.subject, old.scope), old.scope, 'refresh_token');
     }
     return tokenError('request', `Unsupported grant_type: ${form.grant_type ?? '(none)'}.`);
   });
 
   route('POST', '/v5/oauth/token/revoke', 'revoke', (req, body) => {
-    if (!clientAuthenticated(req)) return { status: 401, body: AUTH_FAILED };
+    if (!basicClientMatches(req, clientId, clientSecret)) return { status: 401, body: AUTH_FAILED };
     const form = stringFields(body);
     if (form.token === undefined) return { status: 400, body: { code: 1, message: 'Missing required parameter: token.' } };
-    const access = accessTokens.get(form.token);
-    const refresh = refreshTokens.get(form.token);
-    if (access !== undefined) access.dead = true;
-    if (refresh !== undefined) refresh.dead = true;
-    revocations.push({
-      token: form.token,
-      tokenTypeHint: form.token_type_hint ?? null,
-      kind: access !== undefined ? 'access' : refresh !== undefined ? 'refresh' : 'unknown',
-    });
+    revocations.push({ token: form.token, tokenTypeHint: form.token_type_hint ?? null, kind: tokens.revoke(form.token) });
     return { status: 200 };
   });
 
@@ -597,7 +461,7 @@ export async function startPinterestFake(options: PinterestFakeOptions = {}): Pr
     async (req, body) => {
       const user = authenticate(req, ['boards:read', 'boards:write', 'pins:read', 'pins:write']);
       if (isAnswer(user)) return user;
-      if (trialMode) return { status: 403, body: TRIAL };
+      if (settings.trialMode) return { status: 403, body: TRIAL };
       const bad = (message: string): Answer => ({ status: 400, body: { code: 1, message } });
       if (!isObject(body)) return bad('Invalid request body: a JSON object is required.');
       const { board_id: boardId, media_source: source } = body;
@@ -754,7 +618,7 @@ export async function startPinterestFake(options: PinterestFakeOptions = {}): Pr
       body: `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${escapeXml(message)}</Message></Error>`,
     });
     if (!(body instanceof MultipartBody)) return s3Error(412, 'PreconditionFailed', 'Bucket POST must be of the enclosure-type multipart/form-data');
-    const before = Object.fromEntries(body.fields.filter(([name]) => body.beforeFile.has(name)));
+    const before = body.fieldsBeforeFile();
     const key = before.key;
     const m = key === undefined ? undefined : [...media.values()].find((x) => x.uploadParameters.key === key);
     if (key === undefined)
@@ -775,7 +639,7 @@ export async function startPinterestFake(options: PinterestFakeOptions = {}): Pr
     m.filename = file.filename;
     if (m.status === 'registered') {
       m.status = 'processing';
-      m.pollsLeft = videoPolls;
+      m.pollsLeft = settings.videoPolls;
       m.willFail = plannedVideoFailures > 0;
       if (m.willFail) plannedVideoFailures -= 1;
     }
@@ -795,9 +659,7 @@ export async function startPinterestFake(options: PinterestFakeOptions = {}): Pr
     return { status: 200, body: { media_id: m.id, media_type: m.mediaType, status: m.status } };
   });
 
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  const url = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+  const url = await listenLocal(app);
 
   const knownUser = (user: { id: string }) => {
     const found = users.get(user.id);
@@ -805,7 +667,8 @@ export async function startPinterestFake(options: PinterestFakeOptions = {}): Pr
     return found;
   };
 
-  return {
+  const fake: Omit<PinterestFake, 'trialMode' | 'videoPolls'> = {
+    ...fakeControls(app, state, consent),
     url,
     clientId,
     clientSecret,
@@ -828,49 +691,24 @@ export async function startPinterestFake(options: PinterestFakeOptions = {}): Pr
       return { id: board.id, name };
     },
     consentAs(user) {
-      consentUserId = knownUser(user).id;
-    },
-    refuseNextConsent() {
-      refuseNext = true;
+      consent.consentAs(knownUser(user).id);
     },
     grant(user, scope = SCOPES_NEEDED.join(',')) {
       return issueTokens(knownUser(user).id, scope.split(','));
     },
-    expireAccessTokens() {
-      for (const token of accessTokens.values()) token.dead = true;
-    },
     refreshes: () => refreshCount,
     pinCalls: () => pinCallCount,
-    get trialMode() {
-      return trialMode;
-    },
-    set trialMode(on: boolean) {
-      trialMode = on;
-    },
-    get videoPolls() {
-      return videoPolls;
-    },
-    set videoPolls(polls: number) {
-      videoPolls = polls;
-    },
     failNextVideo() {
       plannedVideoFailures += 1;
     },
-    authorizations,
+    authorizations: consent.authorizations,
     revocations,
     pins,
     boards,
     media,
     fetches,
-    requests,
-    fail(on, fault) {
-      faults.push({ on, fault });
-    },
-    advance(ms) {
-      offsetMs += ms;
-    },
-    close: () => app.close(),
   };
+  return withSettings(fake, settings, ['trialMode', 'videoPolls']);
 }
 
 /** A page of `items` by Pinterest's bookmark pagination (page_size 1–250, default 25); the bookmark is the fake's own. */
@@ -887,47 +725,7 @@ function page<T>(query: Record<string, string | undefined>, items: T[], toJson: 
   return { status: 200, body: { items: items.slice(from, from + size).map(toJson), bookmark: next } };
 }
 
-async function readMultipart(req: FastifyRequest): Promise<MultipartBody> {
-  const body = new MultipartBody();
-  for await (const part of req.parts()) {
-    if (part.type === 'file') {
-      body.files[part.fieldname] = { bytes: await part.toBuffer(), mime: part.mimetype, filename: part.filename };
-      body.sawFile = true;
-    } else {
-      body.fields.push([part.fieldname, String(part.value)]);
-      if (!body.sawFile) body.beforeFile.add(part.fieldname);
-    }
-  }
-  return body;
-}
-
-function isAnswer(value: object): value is Answer {
-  return 'status' in value;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** A form or query object's string values (the first of repeated ones). */
-function stringFields(value: unknown): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = {};
-  if (!isObject(value)) return out;
-  for (const [name, v] of Object.entries(value)) {
-    const first: unknown = Array.isArray(v) ? v[0] : v;
-    if (typeof first === 'string') out[name] = first;
-  }
-  return out;
-}
-
-function formDecode(value: string): string {
-  try {
-    return decodeURIComponent(value.replaceAll('+', ' '));
-  } catch {
-    return value;
-  }
-}
-
-function escapeXml(text: string): string {
-  return text.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
+/** The consent's scopes, comma-separated as Pinterest takes them. */
+function scopeOf(query: Record<string, string>): string[] {
+  return (query.scope ?? '').split(',').filter((s) => s !== '');
 }

@@ -1,6 +1,31 @@
 import { createHash, randomBytes } from 'node:crypto';
-import multipart from '@fastify/multipart';
-import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import {
+  basicClientMatches,
+  CodeStore,
+  createFakeApp,
+  createFakeState,
+  escapeXml,
+  fakeControls,
+  fakeRoute,
+  installConsentPage,
+  isAnswer,
+  isObject,
+  listenLocal,
+  MultipartBody,
+  plannedAnswer,
+  stateOf,
+  stringFields,
+  withSettings,
+  type Answer,
+  type AnswerFault,
+  type Authorization,
+  type Fake,
+  type FakeOptions,
+  type Fault,
+  type HintedRevocation,
+  type RecordedRequest,
+} from './fake-kit.js';
 
 /**
  * An in-process Reddit, for the calls Herald makes. `url` stands for https://www.reddit.com (consent, token,
@@ -135,45 +160,22 @@ export interface RedditAsset {
   location: string | null;
 }
 
-export interface RedditAuthorization {
-  query: Record<string, string>;
-  outcome: 'approved' | 'refused' | 'invalid';
-  reason: string | null;
-  userId: string | null;
-}
+export type RedditAuthorization = Authorization;
 
-export interface RedditRevocation {
-  token: string;
-  tokenTypeHint: string | null;
-  kind: 'access' | 'refresh' | 'unknown';
-}
+export type RedditRevocation = HintedRevocation;
 
-export interface RedditRecordedRequest {
-  method: string;
-  /** With the query string. */
-  path: string;
-  /** Lower-case names; `authorization` holds only its scheme (`bearer`, `Basic`). */
-  headers: Record<string, string>;
-  /** JSON or form bodies as parsed; multipart as `{fields (in order), files: {name: {bytes (a count), mime, filename}}}`. */
-  body: unknown;
-}
+export type RedditRecordedRequest = RecordedRequest;
 
 /** token: POST /api/v1/access_token; revoke: POST /api/v1/revoke_token; me: GET /api/v1/me; submit: POST /api/submit;
  * media: POST /api/media/asset.json; upload: POST /fake-s3; gallery: POST /api/submit_gallery_post.json;
  * comment: POST /api/comment; listing: GET /user/{name}/submitted. */
 export type RedditFaultTarget = 'token' | 'revoke' | 'me' | 'submit' | 'media' | 'upload' | 'gallery' | 'comment' | 'listing';
 
-export type RedditFault =
-  /** Answers without doing anything. The body defaults to `{message, error: status}` (S3 XML for `upload`). */
-  | { kind: 'answer'; status: number; headers?: Record<string, string>; body?: unknown }
-  /** Does the work (creates the post or comment, issues the token, stores the upload, ...), then cuts the connection without answering. */
-  | { kind: 'commitThenDrop' };
+/** An `answer`'s body defaults to `{message, error: status}` (S3 XML for `upload`). */
+export type RedditFault = Fault;
 
-export interface RedditFakeOptions {
+export interface RedditFakeOptions extends FakeOptions {
   clientId?: string;
-  clientSecret?: string;
-  /** The fake's clock in ms (code and token lifetimes, created_utc, rate-limit windows); Date.now by default. */
-  now?: () => number;
   /** When set, the consent page refuses any other redirect_uri. */
   redirectUri?: string;
   /** Submitted-listing reads that leave a new image post out; 1 by default. */
@@ -192,26 +194,17 @@ export interface RedditFakeOptions {
   revokeStatus?: 200 | 204;
 }
 
-export interface RedditFake {
+export interface RedditFake extends Fake<{ id: string }, RedditFaultTarget> {
   /** Stands for https://www.reddit.com, https://oauth.reddit.com and the upload bucket alike. */
   url: string;
   clientId: string;
-  clientSecret: string;
   addUser(user: { name: string; iconImg?: string }): { id: string; name: string };
   addSubreddit(
     name: string,
     rules?: { flairRequired?: boolean; allowImages?: boolean; allowVideos?: boolean; linkType?: 'any' | 'self' | 'link' },
   ): RedditSubreddit;
-  /** The user the consent page approves as from now on (the first user added until then). */
-  consentAs(user: { id: string }): void;
-  /** The next consent is refused: back to redirect_uri with `error=access_denied`. */
-  refuseNextConsent(): void;
   /** Tokens as a completed permanent consent would give them; all five of Herald's scopes by default. */
   grant(user: { id: string }, scopes?: string[]): { accessToken: string; refreshToken: string };
-  /** Every access token issued so far answers 401 from now on. */
-  expireAccessTokens(): void;
-  /** Refresh-token grants that succeeded. */
-  refreshes(): number;
   /** POST /api/submit and POST /api/submit_gallery_post.json requests received (faulted ones too). */
   submitCalls(): number;
   /** The next submit, gallery or comment answers RATELIMIT with this many minutes. */
@@ -224,12 +217,6 @@ export interface RedditFake {
   posts: RedditPost[];
   subreddits: RedditSubreddit[];
   assets: Map<string, RedditAsset>;
-  requests: RedditRecordedRequest[];
-  /** Queues a fault for the next request of that kind. */
-  fail(on: RedditFaultTarget, fault: RedditFault): void;
-  /** Moves the fake's clock forward. */
-  advance(ms: number): void;
-  close(): Promise<void>;
 }
 
 const HERALD_SCOPES = ['identity', 'submit', 'read', 'flair', 'history'];
@@ -281,46 +268,11 @@ const STATUS_TEXT: Record<number, string> = {
 };
 const redditError = (status: number) => ({ message: STATUS_TEXT[status] ?? `Error ${status}`, error: status });
 
-interface Answer {
-  status: number;
-  body?: unknown;
-  headers?: Record<string, string>;
-}
-
-interface AccessToken {
-  userId: string;
-  scope: string[];
-  issuedAt: number;
-  dead: boolean;
-}
-
-interface RefreshToken {
-  userId: string;
-  scope: string[];
-  dead: boolean;
-}
-
 interface Code {
   userId: string;
   redirectUri: string;
   scope: string[];
   permanent: boolean;
-  issuedAt: number;
-}
-
-class MultipartBody {
-  fields: [string, string][] = [];
-  files: Record<string, { bytes: Buffer; mime: string; filename: string }> = {};
-  /** Field names sent before the first file part. */
-  beforeFile: Set<string> = new Set();
-  sawFile = false;
-
-  summary() {
-    return {
-      fields: Object.fromEntries(this.fields),
-      files: Object.fromEntries(Object.entries(this.files).map(([name, f]) => [name, { bytes: f.bytes.length, mime: f.mime, filename: f.filename }])),
-    };
-  }
 }
 
 export async function startRedditFake(options: RedditFakeOptions = {}): Promise<RedditFake> {
@@ -332,58 +284,33 @@ export async function startRedditFake(options: RedditFakeOptions = {}): Promise<
   const ratePerWindow = options.ratePerWindow ?? 100;
   const tokenErrorStatus = options.tokenErrorStatus ?? 400;
   const revokeStatus = options.revokeStatus ?? 200;
-  let offsetMs = 0;
-  const now = () => (options.now?.() ?? Date.now()) + offsetMs;
+  const state = createFakeState<RedditFaultTarget>(options.now);
+  const { now, recorder, tokens } = state;
 
   const users = new Map<string, RedditUser>();
   const subreddits: RedditSubreddit[] = [];
   const posts: RedditPost[] = [];
   const assets = new Map<string, RedditAsset>();
-  const requests: RedditRecordedRequest[] = [];
-  const authorizations: RedditAuthorization[] = [];
   const revocations: RedditRevocation[] = [];
-  const faults: { on: RedditFaultTarget; fault: RedditFault }[] = [];
-  const codes = new Map<string, Code>();
-  const accessTokens = new Map<string, AccessToken>();
-  const refreshTokens = new Map<string, RefreshToken>();
+  const codes = new CodeStore<Code>(now, CODE_TTL_MS);
   /** Listing reads an image post still waits for, by post id. */
   const hidden = new Map<string, number>();
   const rateWindow = { start: 0, used: 0 };
   const rateLimits: number[] = [];
-  let consentUserId: string | null = null;
-  let refuseNext = false;
   let refreshCount = 0;
   let submitCount = 0;
-  let mediaPolls = options.mediaPolls ?? 1;
+  const settings = { mediaPolls: options.mediaPolls ?? 1 };
   let nextUserId = parseInt('1a0000', 36);
   let nextPostId = parseInt('1b00000', 36);
   let nextCommentId = parseInt('k000000', 36);
   let nextAssetId = parseInt('a00000000', 36);
 
-  const app = Fastify({ logger: false, bodyLimit: 64 * MB });
-  await app.register(multipart, { limits: { fileSize: Math.max(256 * MB, maxImageBytes * 4) } });
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, raw, done) => {
-    done(null, Object.fromEntries(new URLSearchParams(typeof raw === 'string' ? raw : raw.toString('utf8'))));
+  const app = await createFakeApp({
+    bodyLimit: 64 * MB,
+    multipartFileSize: Math.max(256 * MB, maxImageBytes * 4),
+    errorBody: (status, message) => ({ ...redditError(status), detail: message }),
+    notFoundBody: () => redditError(404),
   });
-  app.setErrorHandler((error: Error & { statusCode?: number }, _req, reply) => {
-    const status = error.statusCode ?? 500;
-    return reply.code(status).send({ ...redditError(status), detail: error.message });
-  });
-  app.setNotFoundHandler((_req, reply) => reply.code(404).send(redditError(404)));
-
-  const record = (req: FastifyRequest, body: unknown) => {
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (value === undefined) continue;
-      headers[name] = name === 'authorization' ? (String(value).split(' ')[0] ?? '') : Array.isArray(value) ? value.join(', ') : value;
-    }
-    requests.push({ method: req.method, path: req.url, headers, body });
-  };
-
-  const takeFault = (on: RedditFaultTarget) => {
-    const index = faults.findIndex((f) => f.on === on);
-    return index === -1 ? undefined : faults.splice(index, 1)[0]?.fault;
-  };
 
   const seconds = () => Math.floor(now() / 1000);
 
@@ -404,39 +331,23 @@ export async function startRedditFake(options: RedditFakeOptions = {}): Promise<
     return { headers, over: rateWindow.used > ratePerWindow };
   };
 
-  const bearerToken = (req: FastifyRequest) => /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
-
   /** The caller's user, or the answer to give instead. */
   const authenticate = (req: FastifyRequest, scope: string): RedditUser | Answer => {
-    const token = bearerToken(req);
-    const grant = token === undefined ? undefined : accessTokens.get(token);
-    const user = grant === undefined ? undefined : users.get(grant.userId);
-    if (grant === undefined || user === undefined || grant.dead || now() - grant.issuedAt >= ACCESS_TTL_S * 1000)
+    const grant = tokens.bearer(req);
+    const user = grant === undefined ? undefined : users.get(grant.subject);
+    if (grant === undefined || user === undefined)
       return { status: 401, body: redditError(401), headers: { 'www-authenticate': 'Bearer realm="reddit", error="invalid_token"' } };
     if (!grant.scope.includes(scope) && !grant.scope.includes('*'))
       return { status: 403, body: redditError(403), headers: { 'www-authenticate': 'Bearer realm="reddit", error="insufficient_scope"' } };
     return user;
   };
 
-  const clientAuthenticated = (req: FastifyRequest) => {
-    const encoded = /^Basic (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
-    if (encoded === undefined) return false;
-    const decoded = Buffer.from(encoded, 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    if (colon === -1) return false;
-    const id = decoded.slice(0, colon);
-    const secret = decoded.slice(colon + 1);
-    return (id === clientId || formDecode(id) === clientId) && (secret === clientSecret || formDecode(secret) === clientSecret);
-  };
-
   const issueTokens = (userId: string, scope: string[], permanent: boolean) => {
-    const accessToken = `${userId.length}${parseInt(userId, 36)}-${randomBytes(22).toString('base64url')}`;
-    accessTokens.set(accessToken, { userId, scope, issuedAt: now(), dead: false });
-    let refreshToken: string | undefined;
-    if (permanent) {
-      refreshToken = `${parseInt(userId, 36)}-${randomBytes(22).toString('base64url')}`;
-      refreshTokens.set(refreshToken, { userId, scope, dead: false });
-    }
+    const access = `${userId.length}${parseInt(userId, 36)}-${randomBytes(22).toString('base64url')}`;
+    const accessToken = tokens.issue('access', access, { subject: userId, scope, ttlMs: ACCESS_TTL_S * 1000 }).token;
+    const refreshToken = permanent
+      ? tokens.issue('refresh', `${parseInt(userId, 36)}-${randomBytes(22).toString('base64url')}`, { subject: userId, scope }).token
+      : undefined;
     return { accessToken, refreshToken };
   };
 
@@ -451,14 +362,14 @@ export async function startRedditFake(options: RedditFakeOptions = {}): Promise<
     },
   });
 
-  const faultAnswer = (target: RedditFaultTarget, fault: { status: number; headers?: Record<string, string>; body?: unknown }): Answer => {
+  const faultAnswer = (target: RedditFaultTarget, fault: AnswerFault): Answer => {
     if (target === 'upload' && fault.body === undefined)
       return {
         status: fault.status,
         headers: { 'content-type': 'application/xml', ...fault.headers },
         body: s3Xml('Error', { Code: fault.status >= 500 ? 'InternalError' : 'AccessDenied', Message: STATUS_TEXT[fault.status] ?? 'Error' }),
       };
-    return { status: fault.status, headers: fault.headers ?? {}, body: fault.body ?? redditError(fault.status) };
+    return plannedAnswer(fault, redditError);
   };
 
   /**
@@ -474,117 +385,88 @@ export async function startRedditFake(options: RedditFakeOptions = {}): Promise<
     onReceive?: () => void,
   ) => {
     const api = target !== 'token' && target !== 'revoke' && target !== 'upload';
-    for (const path of Array.isArray(url) ? url : [url])
-      app.route({
-        method,
-        url: path,
-        handler: async (req: FastifyRequest, reply: FastifyReply) => {
-          const body: unknown = req.isMultipart() ? await readMultipart(req) : req.body;
-          record(req, body instanceof MultipartBody ? body.summary() : body);
-          onReceive?.();
-          const window = api ? count() : { headers: {}, over: false };
-          const agent = req.headers['user-agent']?.trim() ?? '';
-          const fault = takeFault(target);
-          let answer: Answer;
-          if (fault?.kind === 'answer') answer = faultAnswer(target, fault);
-          else if (target !== 'upload' && (agent === '' || GENERIC_AGENTS.test(agent))) answer = { status: 429, body: redditError(429) };
-          else if (window.over) answer = { status: 429, body: redditError(429) };
-          else answer = await handler(req, body);
-          if (fault?.kind === 'commitThenDrop') {
-            req.raw.socket.destroy();
-            return reply;
-          }
-          reply.code(answer.status).headers({ ...window.headers, ...answer.headers });
-          return answer.body === undefined ? reply.send() : reply.send(answer.body);
-        },
-      });
+    fakeRoute(app, state, {
+      method,
+      url,
+      target,
+      admit: (req) => {
+        onReceive?.();
+        const window = api ? count() : { headers: {}, over: false };
+        const agent = req.headers['user-agent']?.trim() ?? '';
+        const generic = target !== 'upload' && (agent === '' || GENERIC_AGENTS.test(agent));
+        return { headers: window.headers, refusal: generic || window.over ? { status: 429, body: redditError(429) } : null };
+      },
+      faultAnswer: (fault) => faultAnswer(target, fault),
+      handle: handler,
+    });
   };
 
   // --- OAuth 2.0 -------------------------------------------------------------------------------
 
-  app.get('/api/v1/authorize', async (req, reply) => {
-    record(req, null);
-    const query = stringFields(req.query);
-    const q = Object.fromEntries(Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined));
-    const page = (reason: string) => {
-      authorizations.push({ query: q, outcome: 'invalid', reason, userId: null });
-      return reply
-        .code(400)
-        .type('text/html')
-        .send(`<p>Bad request (reddit.com): ${escapeXml(reason)}</p>`);
-    };
-    if (query.client_id !== clientId) return page('invalid client_id parameter');
-    const redirectUri = query.redirect_uri;
-    if (redirectUri === undefined || !/^https?:\/\//.test(redirectUri)) return page('invalid redirect_uri parameter');
-    if (options.redirectUri !== undefined && redirectUri !== options.redirectUri) return page('invalid redirect_uri parameter');
-    const back = new URL(redirectUri);
-    const redirect = (params: Record<string, string>) => {
-      for (const [name, value] of Object.entries(params)) back.searchParams.set(name, value);
-      if (query.state !== undefined) back.searchParams.set('state', query.state);
-      return reply.redirect(back.href, 302);
-    };
-    const scope = (query.scope ?? '').split(/[\s,+]+/).filter((s) => s !== '');
-    const invalid = (error: string, reason: string) => {
-      authorizations.push({ query: q, outcome: 'invalid', reason, userId: null });
-      return redirect({ error });
-    };
-    if (query.response_type !== 'code') return invalid('unsupported_response_type', 'response_type must be code');
-    if (scope.length === 0 || scope.some((s) => !KNOWN_SCOPES.has(s))) return invalid('invalid_scope', `bad scope: ${query.scope ?? '(none)'}`);
-    if (query.duration !== 'permanent' && query.duration !== 'temporary') return invalid('invalid_request', 'duration must be permanent or temporary');
-    if (query.state === undefined) return invalid('invalid_request', 'state is required');
-    if (refuseNext) {
-      refuseNext = false;
-      authorizations.push({ query: q, outcome: 'refused', reason: null, userId: null });
-      return redirect({ error: 'access_denied' });
-    }
-    const userId = consentUserId ?? users.keys().next().value;
-    if (userId === undefined) return page('no user is signed in to the fake (call addUser)');
-    const code = randomBytes(20).toString('base64url');
-    codes.set(code, { userId, redirectUri, scope, permanent: query.duration === 'permanent', issuedAt: now() });
-    authorizations.push({ query: q, outcome: 'approved', reason: null, userId });
-    return redirect({ code });
+  const errorPage = (reason: string) => `<p>Bad request (reddit.com): ${escapeXml(reason)}</p>`;
+  const nobody = 'no user is signed in to the fake (call addUser)';
+  const consent = installConsentPage({
+    app,
+    path: '/api/v1/authorize',
+    recorder,
+    who: 'userId',
+    firstSubject: () => users.keys().next().value,
+    check: (query) => {
+      if (query.client_id !== clientId) return 'invalid client_id parameter';
+      const redirectUri = query.redirect_uri;
+      if (redirectUri === undefined || !/^https?:\/\//.test(redirectUri)) return 'invalid redirect_uri parameter';
+      if (options.redirectUri !== undefined && redirectUri !== options.redirectUri) return 'invalid redirect_uri parameter';
+      const invalid = (error: string, reason: string) => ({ reason, back: { error, ...stateOf(query) } });
+      const scope = scopeOf(query);
+      if (query.response_type !== 'code') return invalid('unsupported_response_type', 'response_type must be code');
+      if (scope.length === 0 || scope.some((s) => !KNOWN_SCOPES.has(s))) return invalid('invalid_scope', `bad scope: ${query.scope ?? '(none)'}`);
+      if (query.duration !== 'permanent' && query.duration !== 'temporary') return invalid('invalid_request', 'duration must be permanent or temporary');
+      if (query.state === undefined) return invalid('invalid_request', 'state is required');
+      return null;
+    },
+    errorPage,
+    nobody: { reason: nobody, page: errorPage(nobody) },
+    refused: (query) => ({ error: 'access_denied', ...stateOf(query) }),
+    approved: (query, userId) => {
+      const code = randomBytes(20).toString('base64url');
+      codes.issue(code, { userId, redirectUri: query.redirect_uri!, scope: scopeOf(query), permanent: query.duration === 'permanent' });
+      return { code, ...stateOf(query) };
+    },
   });
 
   route('POST', '/api/v1/access_token', 'token', (req, body) => {
-    if (!clientAuthenticated(req)) return { status: 401, body: { error: 'invalid_client' } };
+    if (!basicClientMatches(req, clientId, clientSecret)) return { status: 401, body: { error: 'invalid_client' } };
     const form = stringFields(body);
     const badGrant: Answer = { status: tokenErrorStatus, body: { error: 'invalid_grant' } };
     if (form.grant_type === 'authorization_code') {
-      const code = form.code === undefined ? undefined : codes.get(form.code);
-      if (form.code !== undefined) codes.delete(form.code); // single use, whatever the outcome
-      if (code === undefined || now() - code.issuedAt > CODE_TTL_MS) return badGrant;
+      const code = codes.redeem(form.code);
+      if (code === undefined) return badGrant;
       if (form.redirect_uri !== code.redirectUri) return badGrant;
-      const tokens = issueTokens(code.userId, code.scope, code.permanent);
-      return tokenAnswer(tokens.accessToken, code.scope, tokens.refreshToken);
+      const issued = issueTokens(code.userId, code.scope, code.permanent);
+      return tokenAnswer(issued.accessToken, code.scope, issued.refreshToken);
     }
     if (form.grant_type === 'refresh_token') {
       const refreshToken = form.refresh_token;
-      const old = refreshToken === undefined ? undefined : refreshTokens.get(refreshToken);
-      if (refreshToken === undefined || old === undefined || old.dead) return badGrant;
+      const old = tokens.live('refresh', refreshToken);
+      if (refreshToken === undefined || old === undefined) return badGrant;
       refreshCount += 1;
-      const tokens = issueTokens(old.userId, old.scope, false);
-      return tokenAnswer(tokens.accessToken, old.scope, options.refreshAnswerCarriesToken === true ? refreshToken : undefined);
+      const issued = issueTokens(old.subject, old.scope, false);
+      return tokenAnswer(issued.accessToken, old.scope, options.refreshAnswerCarriesToken === true ? refreshToken : undefined);
     }
     return { status: 400, body: { error: 'unsupported_grant_type' } };
   });
 
   route('POST', '/api/v1/revoke_token', 'revoke', (req, body) => {
-    if (!clientAuthenticated(req)) return { status: 401, body: redditError(401) };
+    if (!basicClientMatches(req, clientId, clientSecret)) return { status: 401, body: redditError(401) };
     const form = stringFields(body);
     if (form.token === undefined) return { status: 400, body: { error: 'invalid_request' } };
-    const access = accessTokens.get(form.token);
-    const refresh = refreshTokens.get(form.token);
-    if (access !== undefined) access.dead = true;
-    if (refresh !== undefined) {
-      refresh.dead = true;
+    const kind = tokens.revoke(form.token);
+    if (kind === 'refresh') {
       // Revoking a refresh token revokes the access tokens issued from the same grant too (fake's reading of RD1).
-      for (const token of accessTokens.values()) if (token.userId === refresh.userId) token.dead = true;
+      const userId = tokens.tokens.get(form.token)?.subject;
+      tokens.kill((t) => t.kind === 'access' && t.subject === userId);
     }
-    revocations.push({
-      token: form.token,
-      tokenTypeHint: form.token_type_hint ?? null,
-      kind: access !== undefined ? 'access' : refresh !== undefined ? 'refresh' : 'unknown',
-    });
+    revocations.push({ token: form.token, tokenTypeHint: form.token_type_hint ?? null, kind });
     return { status: revokeStatus };
   });
 
@@ -699,7 +581,7 @@ export async function startRedditFake(options: RedditFakeOptions = {}): Promise<
         if (asset === undefined || asset.userId !== user.id) return err('BAD_URL', 'you should check that url', 'url');
         const post = newPost(user, subreddit, form, 'image');
         post.images.push({ assetId: asset.id, bytes: asset.bytes, caption: null });
-        hidden.set(post.id, mediaPolls);
+        hidden.set(post.id, settings.mediaPolls);
         return ok({
           user_submitted_page: `https://www.reddit.com/user/${user.name}/submitted/`,
           websocket_url: `${url.replace(/^http/, 'ws')}/fake-ws/${asset.id}`,
@@ -713,7 +595,7 @@ export async function startRedditFake(options: RedditFakeOptions = {}): Promise<
         if (poster === undefined || poster.userId !== user.id) return err('NO_VIDEO_POSTER', 'a video needs a poster image', 'video_poster_url');
         const post = newPost(user, subreddit, form, 'video');
         post.video = { assetId: asset.id, bytes: asset.bytes, poster: poster.bytes };
-        hidden.set(post.id, mediaPolls);
+        hidden.set(post.id, settings.mediaPolls);
         return ok({
           user_submitted_page: `https://www.reddit.com/user/${user.name}/submitted/`,
           websocket_url: `${url.replace(/^http/, 'ws')}/fake-ws/${asset.id}`,
@@ -924,7 +806,7 @@ export async function startRedditFake(options: RedditFakeOptions = {}): Promise<
       body: s3Xml('Error', { Code: code, Message: message, ...extra, RequestId: randomBytes(8).toString('hex').toUpperCase() }),
     });
     if (!(body instanceof MultipartBody)) return s3Error(412, 'PreconditionFailed', 'Bucket POST must be of the enclosure-type multipart/form-data');
-    const before = Object.fromEntries(body.fields.filter(([name]) => body.beforeFile.has(name)));
+    const before = body.fieldsBeforeFile();
     const key = before.key;
     if (key === undefined)
       return s3Error(400, 'InvalidArgument', "Bucket POST must contain a field named 'key'.  If it is specified, please check the order of the fields.");
@@ -958,9 +840,7 @@ export async function startRedditFake(options: RedditFakeOptions = {}): Promise<
     };
   });
 
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  const url = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+  const url = await listenLocal(app);
   const uploadAction = `${url.replace(/^http:/, '')}${UPLOAD_PATH}`;
 
   const knownUser = (user: { id: string }) => {
@@ -969,7 +849,8 @@ export async function startRedditFake(options: RedditFakeOptions = {}): Promise<
     return found;
   };
 
-  return {
+  const fake: Omit<RedditFake, 'mediaPolls'> = {
+    ...fakeControls(app, state, consent),
     url,
     clientId,
     clientSecret,
@@ -994,88 +875,29 @@ export async function startRedditFake(options: RedditFakeOptions = {}): Promise<
       return { ...subreddit };
     },
     consentAs(user) {
-      consentUserId = knownUser(user).id;
-    },
-    refuseNextConsent() {
-      refuseNext = true;
+      consent.consentAs(knownUser(user).id);
     },
     grant(user, scopes = HERALD_SCOPES) {
-      const tokens = issueTokens(knownUser(user).id, [...scopes], true);
-      return { accessToken: tokens.accessToken, refreshToken: tokens.refreshToken ?? '' };
-    },
-    expireAccessTokens() {
-      for (const token of accessTokens.values()) token.dead = true;
+      const issued = issueTokens(knownUser(user).id, [...scopes], true);
+      return { accessToken: issued.accessToken, refreshToken: issued.refreshToken ?? '' };
     },
     refreshes: () => refreshCount,
     submitCalls: () => submitCount,
     rateLimitNext(minutes) {
       rateLimits.push(minutes);
     },
-    get mediaPolls() {
-      return mediaPolls;
-    },
-    set mediaPolls(polls: number) {
-      mediaPolls = polls;
-    },
-    authorizations,
+    authorizations: consent.authorizations,
     revocations,
     posts,
     subreddits,
     assets,
-    requests,
-    fail(on, fault) {
-      faults.push({ on, fault });
-    },
-    advance(ms) {
-      offsetMs += ms;
-    },
-    close: () => app.close(),
   };
+  return withSettings(fake, settings, ['mediaPolls']);
 }
 
-async function readMultipart(req: FastifyRequest): Promise<MultipartBody> {
-  const body = new MultipartBody();
-  for await (const part of req.parts()) {
-    if (part.type === 'file') {
-      body.files[part.fieldname] = { bytes: await part.toBuffer(), mime: part.mimetype, filename: part.filename };
-      body.sawFile = true;
-    } else {
-      body.fields.push([part.fieldname, String(part.value)]);
-      if (!body.sawFile) body.beforeFile.add(part.fieldname);
-    }
-  }
-  return body;
-}
-
-function isAnswer(value: object): value is Answer {
-  return 'status' in value;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** A form or query object's string values (the first of repeated ones). */
-function stringFields(value: unknown): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = {};
-  if (!isObject(value)) return out;
-  for (const [name, v] of Object.entries(value)) {
-    const first: unknown = Array.isArray(v) ? v[0] : v;
-    if (typeof first === 'string') out[name] = first;
-  }
-  return out;
-}
-
-function formDecode(value: string): string {
-  try {
-    return decodeURIComponent(value.replaceAll('+', ' '));
-  } catch {
-    return value;
-  }
-}
-
-function escapeXml(text: string): string {
-  return text.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
+/** The consent's scopes: Reddit takes them space-, comma- or plus-separated. */
+function scopeOf(query: Record<string, string>): string[] {
+  return (query.scope ?? '').split(/[\s,+]+/).filter((s) => s !== '');
 }
 
 function s3Xml(root: string, fields: Record<string, string>): string {

@@ -1,5 +1,30 @@
 import { randomBytes } from 'node:crypto';
-import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import {
+  base62,
+  CodeStore,
+  createFakeApp,
+  createFakeState,
+  fakeControls,
+  fakeRoute,
+  header,
+  installConsentPage,
+  isAnswer,
+  isObject,
+  listenLocal,
+  plannedAnswer,
+  randomDigits,
+  stateOf,
+  stringFields,
+  withSettings,
+  type Answer,
+  type Authorization,
+  type Fake,
+  type FakeOptions,
+  type Fault,
+  type RecordedRequest,
+  type Revocation,
+} from './fake-kit.js';
 
 /**
  * An in-process TikTok Login Kit (OAuth v2) and Content Posting API, written from their documentation, for the calls
@@ -110,17 +135,9 @@ export interface TikTokPublish {
   post: TikTokPost | null;
 }
 
-export interface TikTokAuthorization {
-  query: Record<string, string>;
-  outcome: 'approved' | 'refused' | 'invalid';
-  reason: string | null;
-  openId: string | null;
-}
+export type TikTokAuthorization = Authorization<'openId'>;
 
-export interface TikTokRevocation {
-  token: string;
-  kind: 'access' | 'refresh' | 'unknown';
-}
+export type TikTokRevocation = Revocation;
 
 export interface TikTokFetchRecord {
   publishId: string;
@@ -133,32 +150,18 @@ export interface TikTokFetchRecord {
   failReason: string | null;
 }
 
-export interface TikTokRecordedRequest {
-  method: string;
-  /** With the query string. */
-  path: string;
-  /** Lower-case names; `authorization` holds only its scheme. */
-  headers: Record<string, string>;
-  /** JSON or form bodies as parsed; upload bytes as `{bytes: <count>}`. */
-  body: unknown;
-}
+export type TikTokRecordedRequest = RecordedRequest;
 
 /** token: POST /v2/oauth/token/; revoke: /v2/oauth/revoke/; user: GET /v2/user/info/; creator: creator_info/query;
  * init: video/init; upload: every PUT to an upload URL; status: status/fetch; photo: content/init. */
 export type TikTokFaultTarget = 'token' | 'revoke' | 'user' | 'creator' | 'init' | 'upload' | 'status' | 'photo';
 
-export type TikTokFault =
-  /** Answers without doing anything; the body defaults to TikTok's for the status. */
-  | { kind: 'answer'; status: number; headers?: Record<string, string>; body?: unknown }
-  /** Does the work (issues the tokens, creates the publish, stores the last chunk, ...), then cuts the connection. On
-   * `upload` it waits for the PUT that completes the video. */
-  | { kind: 'commitThenDrop' };
+/** An `answer`'s body defaults to TikTok's for the status; a `commitThenDrop` on `upload` waits for the PUT that
+ * completes the video. */
+export type TikTokFault = Fault;
 
-export interface TikTokFakeOptions {
+export interface TikTokFakeOptions extends FakeOptions {
   clientKey?: string;
-  clientSecret?: string;
-  /** The fake's clock in ms; Date.now by default. */
-  now?: () => number;
   /** Status fetches that answer PROCESSING_* once the media is in, before the outcome; 2 by default. */
   processingPolls?: number;
   /** PUBLISH_COMPLETE answers with an empty publicaly_available_post_id before the id shows; 0 by default. */
@@ -169,30 +172,20 @@ export interface TikTokFakeOptions {
   verifiedPrefixes?: string[] | null;
 }
 
-export interface TikTokFake {
+export interface TikTokFake extends Fake<TikTokUser, TikTokFaultTarget> {
   /** Stands for www.tiktok.com and open.tiktokapis.com alike. */
   url: string;
   clientKey: string;
-  clientSecret: string;
   /** A TikTok account with default settings (all four privacy levels, 600 s, nothing disabled, no daily cap). */
   addUser(user: { username: string; displayName?: string }): TikTokUser;
-  /** The account the consent page approves as from now on (the first added until then). */
-  consentAs(user: TikTokUser): void;
-  /** The next consent is refused: back to redirect_uri with `error=access_denied`. */
-  refuseNextConsent(): void;
   /** Tokens as a completed consent would give them (Herald's three scopes by default, comma-separated). */
   grant(user: TikTokUser, scope?: string): { accessToken: string; refreshToken: string };
-  /** Every access token issued so far answers 401 access_token_invalid from now on. */
-  expireAccessTokens(): void;
-  /** Refresh-token grants that succeeded. */
-  refreshes(): number;
   /** Video and photo init requests received (faulted and refused ones too). */
   initCalls(): number;
   /** The next publish created ends FAILED with this fail_reason (file_format_check_failed by default). */
   failNextPublish(reason?: string): void;
   /** Every publish still processing ends it at its next status fetch. */
   finishProcessing(): void;
-  fail(on: TikTokFaultTarget, fault: TikTokFault): void;
   unaudited: boolean;
   processingPolls: number;
   postIdPolls: number;
@@ -204,11 +197,8 @@ export interface TikTokFake {
   chunks: Map<string, Buffer[]>;
   /** GETs of photo URLs. */
   fetches: TikTokFetchRecord[];
-  requests: TikTokRecordedRequest[];
   authorizations: TikTokAuthorization[];
   revocations: TikTokRevocation[];
-  advance(ms: number): void;
-  close(): Promise<void>;
 }
 
 const HERALD_SCOPE = 'user.info.basic,video.publish,video.upload';
@@ -231,27 +221,10 @@ const LIMITS = { init: 6, photo: 6, creator: 20, status: 30 } as const;
 
 const TOKEN_INVALID_MESSAGE = 'The access token is invalid or not found in the request.';
 
-interface Answer {
-  status: number;
-  body?: unknown;
-  headers?: Record<string, string>;
-  /** An upload PUT that completed the video (what a commitThenDrop on `upload` waits for). */
-  made?: boolean;
-}
-
-interface Token {
-  openId: string;
-  grantId: number;
-  scope: string[];
-  issuedAt: number;
-  dead: boolean;
-}
-
 interface Code {
   openId: string;
   redirectUri: string;
   scope: string[];
-  issuedAt: number;
 }
 
 interface PublishState {
@@ -266,8 +239,8 @@ interface PublishState {
 export async function startTikTokFake(options: TikTokFakeOptions = {}): Promise<TikTokFake> {
   const clientKey = options.clientKey ?? `aw${base36(14)}`;
   const clientSecret = options.clientSecret ?? base62(32);
-  let offsetMs = 0;
-  const now = () => (options.now?.() ?? Date.now()) + offsetMs;
+  const state = createFakeState<TikTokFaultTarget>(options.now);
+  const { now, recorder, tokens } = state;
 
   const users = new Map<string, TikTokUser>();
   const posts: TikTokPost[] = [];
@@ -275,21 +248,13 @@ export async function startTikTokFake(options: TikTokFakeOptions = {}): Promise<
   const states = new Map<string, PublishState>();
   const chunks = new Map<string, Buffer[]>();
   const fetches: TikTokFetchRecord[] = [];
-  const requests: TikTokRecordedRequest[] = [];
-  const authorizations: TikTokAuthorization[] = [];
   const revocations: TikTokRevocation[] = [];
-  const faults: { on: TikTokFaultTarget; fault: TikTokFault }[] = [];
-  const codes = new Map<string, Code>();
-  const accessTokens = new Map<string, Token>();
-  const refreshTokens = new Map<string, Token>();
+  const codes = new CodeStore<Code>(now, CODE_TTL_MS);
   const calls = new Map<string, number[]>();
   const publishTimes = new Map<string, number[]>();
   const plannedFailures: string[] = [];
-  let consentOpenId: string | null = null;
-  let refuseNext = false;
   let refreshCount = 0;
   let initCount = 0;
-  let nextGrant = 1;
   let nextPostId = 7_000_000_000_000_000 + Math.floor(Math.random() * 1_000_000_000);
   let baseUrl = '';
   const settings = {
@@ -315,44 +280,13 @@ export async function startTikTokFake(options: TikTokFakeOptions = {}): Promise<
     body: { error, error_description: description, log_id: logId() },
   });
 
-  const app = Fastify({ logger: false, bodyLimit: MAX_LAST_CHUNK + MB });
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, raw, done) => {
-    const text = typeof raw === 'string' ? raw : raw.toString('utf8');
-    if (text.trim() === '') return done(null, undefined);
-    try {
-      const parsed: unknown = JSON.parse(text);
-      done(null, parsed);
-    } catch {
-      done(Object.assign(new Error('The request body is not valid JSON.'), { statusCode: 400 }), undefined);
-    }
+  const app = await createFakeApp({
+    bodyLimit: MAX_LAST_CHUNK + MB,
+    jsonError: 'The request body is not valid JSON.',
+    rawBodies: true,
+    errorBody: (status, message) => apiError(status, status < 500 ? 'invalid_params' : 'internal_error', message).body,
+    notFoundBody: () => apiError(404, 'not_found', 'The path is not served by the fake.').body,
   });
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, raw, done) => {
-    done(null, Object.fromEntries(new URLSearchParams(typeof raw === 'string' ? raw : raw.toString('utf8'))));
-  });
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, raw, done) => {
-    done(null, raw);
-  });
-  app.setErrorHandler((error: Error & { statusCode?: number }, _req, reply) => {
-    const status = error.statusCode ?? 500;
-    const answer = apiError(status, status < 500 ? 'invalid_params' : 'internal_error', error.message);
-    return reply.code(status).send(answer.body);
-  });
-  app.setNotFoundHandler((_req, reply) => reply.code(404).send(apiError(404, 'not_found', 'The path is not served by the fake.').body));
-
-  const record = (req: FastifyRequest, body: unknown) => {
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (value === undefined) continue;
-      headers[name] = name === 'authorization' ? (String(value).split(' ')[0] ?? '') : Array.isArray(value) ? value.join(', ') : value;
-    }
-    requests.push({ method: req.method, path: req.url, headers, body: Buffer.isBuffer(body) ? { bytes: body.length } : body });
-  };
-
-  const takeFault = (on: TikTokFaultTarget) => {
-    const index = faults.findIndex((f) => f.on === on);
-    return index === -1 ? undefined : faults.splice(index, 1)[0]?.fault;
-  };
 
   const defaultFaultBody = (target: TikTokFaultTarget, status: number): unknown => {
     if (target === 'token' || target === 'revoke') {
@@ -372,36 +306,18 @@ export async function startTikTokFake(options: TikTokFakeOptions = {}): Promise<
     path: string,
     target: TikTokFaultTarget,
     handler: (req: FastifyRequest, body: unknown) => Answer | Promise<Answer>,
-  ) => {
-    app.route({
+  ) =>
+    fakeRoute(app, state, {
       method,
       url: path,
-      handler: async (req: FastifyRequest, reply: FastifyReply) => {
-        const body: unknown = req.body;
-        record(req, body);
+      target,
+      admit: () => {
         if (target === 'init' || target === 'photo') initCount += 1;
-        const first = faults.find((f) => f.on === target)?.fault;
-        const fault = target === 'upload' && first?.kind === 'commitThenDrop' ? undefined : takeFault(target);
-        if (fault?.kind === 'answer') {
-          return reply
-            .code(fault.status)
-            .headers(fault.headers ?? {})
-            .send(fault.body ?? defaultFaultBody(target, fault.status));
-        }
-        const answer = await handler(req, body);
-        if (
-          fault?.kind === 'commitThenDrop' ||
-          (target === 'upload' && first?.kind === 'commitThenDrop' && answer.made === true && takeFault(target) !== undefined)
-        ) {
-          req.raw.socket.destroy();
-          return reply;
-        }
-        reply.code(answer.status).headers(answer.headers ?? {});
-        return answer.body === undefined ? reply.send() : reply.send(answer.body);
       },
+      faultAnswer: (fault) => plannedAnswer(fault, (status) => defaultFaultBody(target, status)),
+      dropWhenMade: target === 'upload',
+      handle: handler,
     });
-  };
-
   /** Counts the call; whether it is over the per-minute limit. */
   const limited = (openId: string, bucket: keyof typeof LIMITS) => {
     const key = `${bucket}:${openId}`;
@@ -421,97 +337,84 @@ export async function startTikTokFake(options: TikTokFakeOptions = {}): Promise<
 
   // --- Tokens ----------------------------------------------------------------------------------
 
+  // --- Tokens ----------------------------------------------------------------------------------
+
   /** The caller, or the answer to give instead. */
   const authenticate = (req: FastifyRequest, anyOf: string[]): TikTokUser | Answer => {
-    const token = /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
-    const grant = token === undefined ? undefined : accessTokens.get(token);
-    const user = grant === undefined ? undefined : users.get(grant.openId);
-    if (grant === undefined || user === undefined || grant.dead || now() - grant.issuedAt >= ACCESS_TTL_S * 1000)
-      return apiError(401, 'access_token_invalid', TOKEN_INVALID_MESSAGE);
+    const grant = tokens.bearer(req);
+    const user = grant === undefined ? undefined : users.get(grant.subject);
+    if (grant === undefined || user === undefined) return apiError(401, 'access_token_invalid', TOKEN_INVALID_MESSAGE);
     if (!anyOf.some((s) => grant.scope.includes(s)))
       return apiError(401, 'scope_not_authorized', 'The user did not authorize the scope required for completing this request.');
     return user;
   };
 
-  const issueTokens = (openId: string, scope: string[], grantId = nextGrant++) => {
-    const accessToken = `act.${base62(72)}!${randomDigits(4)}.va`;
-    const refreshToken = `rft.${base62(72)}!${randomDigits(4)}.va`;
-    accessTokens.set(accessToken, { openId, grantId, scope, issuedAt: now(), dead: false });
-    refreshTokens.set(refreshToken, { openId, grantId, scope, issuedAt: now(), dead: false });
-    return { accessToken, refreshToken };
+  const issueTokens = (openId: string, scope: string[], grant?: number) => {
+    const access = tokens.issue('access', `act.${base62(72)}!${randomDigits(4)}.va`, { subject: openId, scope, ttlMs: ACCESS_TTL_S * 1000, grant });
+    const refresh = tokens.issue('refresh', `rft.${base62(72)}!${randomDigits(4)}.va`, {
+      subject: openId,
+      scope,
+      ttlMs: REFRESH_TTL_S * 1000,
+      grant: access.grant,
+    });
+    return { accessToken: access.token, refreshToken: refresh.token };
   };
 
-  const tokenAnswer = (openId: string, tokens: { accessToken: string; refreshToken: string }, scope: string[]): Answer => ({
+  const tokenAnswer = (openId: string, issued: { accessToken: string; refreshToken: string }, scope: string[]): Answer => ({
     status: 200,
     body: {
-      access_token: tokens.accessToken,
+      access_token: issued.accessToken,
       expires_in: ACCESS_TTL_S,
       open_id: openId,
       refresh_expires_in: REFRESH_TTL_S,
-      refresh_token: tokens.refreshToken,
+      refresh_token: issued.refreshToken,
       scope: scope.join(','),
       token_type: 'Bearer',
     },
   });
 
-  app.get('/v2/auth/authorize/', async (req, reply) => {
-    record(req, null);
-    const query = stringFields(req.query) as Record<string, string>;
-    const scope = (query.scope ?? '').split(',').filter((s) => s !== '');
-    const reason =
+  const consent = installConsentPage({
+    app,
+    path: '/v2/auth/authorize/',
+    recorder,
+    who: 'openId',
+    firstSubject: () => [...users.keys()][0],
+    check: (query) =>
       query.client_key !== clientKey
         ? 'client_key'
         : query.response_type !== 'code'
           ? 'response_type must be code'
           : query.redirect_uri === undefined || !/^https?:\/\//.test(query.redirect_uri)
             ? 'redirect_uri'
-            : scope.length === 0
+            : scopeOf(query).length === 0
               ? 'scope'
-              : null;
-    if (reason !== null) {
-      authorizations.push({ query, outcome: 'invalid', reason, openId: null });
-      return reply.code(400).type('text/html').send(`<p>Something went wrong</p><!-- ${reason} -->`);
-    }
-    const back = new URL(query.redirect_uri!);
-    if (refuseNext) {
-      refuseNext = false;
-      authorizations.push({ query, outcome: 'refused', reason: null, openId: null });
-      back.searchParams.set('error', 'access_denied');
-      back.searchParams.set('error_description', 'The user denied the authorization request.');
-      if (query.state !== undefined) back.searchParams.set('state', query.state);
-      return reply.redirect(back.href, 302);
-    }
-    const openId = consentOpenId ?? [...users.keys()][0];
-    if (openId === undefined) {
-      authorizations.push({ query, outcome: 'invalid', reason: 'no account to consent as (addUser first)', openId: null });
-      return reply.code(400).type('text/html').send('<p>No account is signed in to the fake (call addUser).</p>');
-    }
-    const code = `${base62(64)}*0!${randomDigits(4)}.va`;
-    codes.set(code, { openId, redirectUri: query.redirect_uri!, scope, issuedAt: now() });
-    authorizations.push({ query, outcome: 'approved', reason: null, openId });
-    back.searchParams.set('code', code);
-    back.searchParams.set('scopes', scope.join(','));
-    if (query.state !== undefined) back.searchParams.set('state', query.state);
-    return reply.redirect(back.href, 302);
+              : null,
+    errorPage: (reason) => `<p>Something went wrong</p><!-- ${reason} -->`,
+    nobody: { reason: 'no account to consent as (addUser first)', page: '<p>No account is signed in to the fake (call addUser).</p>' },
+    refused: (query) => ({ error: 'access_denied', error_description: 'The user denied the authorization request.', ...stateOf(query) }),
+    approved: (query, openId) => {
+      const code = `${base62(64)}*0!${randomDigits(4)}.va`;
+      const scope = scopeOf(query);
+      codes.issue(code, { openId, redirectUri: query.redirect_uri!, scope });
+      return { code, scopes: scope.join(','), ...stateOf(query) };
+    },
   });
 
   route('POST', '/v2/oauth/token/', 'token', (_req, body) => {
     const form = stringFields(body);
     if (form.client_key !== clientKey || form.client_secret !== clientSecret) return oauthError('invalid_client', 'Client key or secret is invalid.');
     if (form.grant_type === 'authorization_code') {
-      const code = form.code === undefined ? undefined : codes.get(form.code);
-      if (form.code !== undefined) codes.delete(form.code);
-      if (code === undefined || now() - code.issuedAt > CODE_TTL_MS) return oauthError('invalid_grant', 'Authorization code is expired.');
+      const code = codes.redeem(form.code);
+      if (code === undefined) return oauthError('invalid_grant', 'Authorization code is expired.');
       if (form.redirect_uri !== code.redirectUri) return oauthError('invalid_grant', 'The redirect_uri does not match the authorization request.');
       return tokenAnswer(code.openId, issueTokens(code.openId, code.scope), code.scope);
     }
     if (form.grant_type === 'refresh_token') {
-      const old = form.refresh_token === undefined ? undefined : refreshTokens.get(form.refresh_token);
-      if (old === undefined || old.dead || now() - old.issuedAt >= REFRESH_TTL_S * 1000)
-        return oauthError('invalid_grant', 'Refresh token is invalid or expired.');
+      const old = tokens.live('refresh', form.refresh_token);
+      if (old === undefined) return oauthError('invalid_grant', 'Refresh token is invalid or expired.');
       old.dead = true;
       refreshCount += 1;
-      return tokenAnswer(old.openId, issueTokens(old.openId, old.scope, old.grantId), old.scope);
+      return tokenAnswer(old.subject, issueTokens(old.subject, old.scope, old.grant), old.scope);
     }
     if (form.grant_type === undefined) return oauthError('invalid_request', 'The request parameters are malformed.');
     return oauthError('unsupported_grant_type', `Unsupported grant_type: ${form.grant_type}`);
@@ -521,11 +424,9 @@ export async function startTikTokFake(options: TikTokFakeOptions = {}): Promise<
     const form = stringFields(body);
     if (form.client_key !== clientKey || form.client_secret !== clientSecret) return oauthError('invalid_client', 'Client key or secret is invalid.');
     const token = form.token ?? '';
-    const access = accessTokens.get(token);
-    const refresh = refreshTokens.get(token);
-    revocations.push({ token, kind: access !== undefined ? 'access' : refresh !== undefined ? 'refresh' : 'unknown' });
-    const grant = access ?? refresh;
-    if (grant !== undefined) for (const t of [...accessTokens.values(), ...refreshTokens.values()]) if (t.grantId === grant.grantId) t.dead = true;
+    const found = tokens.tokens.get(token);
+    revocations.push({ token, kind: found?.kind ?? 'unknown' });
+    if (found !== undefined) tokens.kill((t) => t.grant === found.grant);
     return { status: 200, body: {} };
   });
 
@@ -802,15 +703,14 @@ export async function startTikTokFake(options: TikTokFakeOptions = {}): Promise<
     });
   });
 
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  baseUrl = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+  baseUrl = await listenLocal(app);
 
   const known = (user: TikTokUser) => {
     if (!users.has(user.openId)) throw new Error(`no user ${user.username}`);
   };
 
-  return {
+  const fake: Omit<TikTokFake, keyof typeof settings> = {
+    ...fakeControls(app, state, consent),
     url: baseUrl,
     clientKey,
     clientSecret,
@@ -833,17 +733,11 @@ export async function startTikTokFake(options: TikTokFakeOptions = {}): Promise<
     },
     consentAs(user) {
       known(user);
-      consentOpenId = user.openId;
-    },
-    refuseNextConsent() {
-      refuseNext = true;
+      consent.consentAs(user.openId);
     },
     grant(user, scope = HERALD_SCOPE) {
       known(user);
       return issueTokens(user.openId, scope.split(','));
-    },
-    expireAccessTokens() {
-      for (const t of accessTokens.values()) t.dead = true;
     },
     refreshes: () => refreshCount,
     initCalls: () => initCount,
@@ -853,45 +747,14 @@ export async function startTikTokFake(options: TikTokFakeOptions = {}): Promise<
     failNextPublish(reason = 'file_format_check_failed') {
       plannedFailures.push(reason);
     },
-    fail(on, fault) {
-      faults.push({ on, fault });
-    },
-    get unaudited() {
-      return settings.unaudited;
-    },
-    set unaudited(on: boolean) {
-      settings.unaudited = on;
-    },
-    get processingPolls() {
-      return settings.processingPolls;
-    },
-    set processingPolls(polls: number) {
-      settings.processingPolls = polls;
-    },
-    get postIdPolls() {
-      return settings.postIdPolls;
-    },
-    set postIdPolls(polls: number) {
-      settings.postIdPolls = polls;
-    },
-    get verifiedPrefixes() {
-      return settings.verifiedPrefixes;
-    },
-    set verifiedPrefixes(prefixes: string[] | null) {
-      settings.verifiedPrefixes = prefixes;
-    },
     posts,
     publishes,
     chunks,
     fetches,
-    requests,
-    authorizations,
+    authorizations: consent.authorizations,
     revocations,
-    advance(ms) {
-      offsetMs += ms;
-    },
-    close: () => app.close(),
   };
+  return withSettings(fake, settings, ['unaudited', 'processingPolls', 'postIdPolls', 'verifiedPrefixes']);
 }
 
 /** The chunk rule video_size / chunk_size / total_chunk_count break, or null. */
@@ -941,40 +804,11 @@ function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0;
 }
 
-function header(req: FastifyRequest, name: string): string | undefined {
-  const value = req.headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
-function isAnswer(value: object): value is Answer {
-  return 'status' in value;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** A form or query object's string values (the first of repeated ones). */
-function stringFields(value: unknown): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = {};
-  if (!isObject(value)) return out;
-  for (const [name, v] of Object.entries(value)) {
-    const first: unknown = Array.isArray(v) ? v[0] : v;
-    if (typeof first === 'string') out[name] = first;
-  }
-  return out;
-}
-
-const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-
-function base62(length: number): string {
-  return [...randomBytes(length)].map((b) => ALPHANUMERIC[b % ALPHANUMERIC.length]).join('');
+/** The consent's scopes, comma-separated as TikTok takes them. */
+function scopeOf(query: Record<string, string>): string[] {
+  return (query.scope ?? '').split(',').filter((s) => s !== '');
 }
 
 function base36(length: number): string {
   return [...randomBytes(length)].map((b) => (b % 36).toString(36)).join('');
-}
-
-function randomDigits(length: number): string {
-  return [...randomBytes(length)].map((b) => String(b % 10)).join('');
 }

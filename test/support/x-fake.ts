@@ -1,6 +1,30 @@
 import { createHash, randomBytes } from 'node:crypto';
-import multipart from '@fastify/multipart';
-import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import {
+  base62,
+  basicClientMatches,
+  bearerToken,
+  CodeStore,
+  createFakeApp,
+  createFakeState,
+  fakeControls,
+  fakeRoute,
+  installConsentPage,
+  isAnswer,
+  isObject,
+  listenLocal,
+  MultipartBody,
+  plannedAnswer,
+  stringFields,
+  withSettings,
+  type Answer,
+  type Authorization,
+  type Fake,
+  type FakeOptions,
+  type Fault,
+  type HintedRevocation,
+  type RecordedRequest,
+} from './fake-kit.js';
 
 /**
  * An in-process X (API v2), written from its documentation, for the calls Herald makes. `url` stands
@@ -86,84 +110,44 @@ export interface XMedia {
   uploadedAt: number;
 }
 
-export interface XAuthorization {
-  query: Record<string, string>;
-  outcome: 'approved' | 'refused' | 'invalid';
-  /** Why the consent page refused to go on (`invalid`). */
-  reason: string | null;
-  /** Who approved (`approved`). */
-  userId: string | null;
-}
+export type XAuthorization = Authorization;
 
-export interface XRevocation {
-  token: string;
-  tokenTypeHint: string | null;
-  /** What the token was: one of ours, or unknown (X answers `revoked: true` all the same). */
-  kind: 'access' | 'refresh' | 'unknown';
-}
+/** X answers `revoked: true` for an unknown token all the same. */
+export type XRevocation = HintedRevocation;
 
-export interface XRecordedRequest {
-  method: string;
-  /** With the query string. */
-  path: string;
-  /** Lower-case names; `authorization` holds only its scheme (`Bearer`, `Basic`). */
-  headers: Record<string, string>;
-  /** JSON or form bodies as parsed; multipart as `{fields, files: {name: {bytes (a count), mime, filename}}}`. */
-  body: unknown;
-}
+export type XRecordedRequest = RecordedRequest;
 
 /** tweets: POST /2/tweets; media: every /2/media/* call (STATUS polls too); token: POST /2/oauth2/token;
  * revoke: POST /2/oauth2/revoke; users: GET /2/users/me; timeline: GET /2/users/{id}/tweets. */
 export type XFaultTarget = 'tweets' | 'media' | 'token' | 'revoke' | 'users' | 'timeline';
 
-export type XFault =
-  /** Answers without doing anything. The body defaults to X's for 401, 402, 429 and 503; a 429 says remaining 0. */
-  | { kind: 'answer'; status: number; headers?: Record<string, string>; body?: unknown }
-  /** Does the work (stores the post, rotates the token, ...), then cuts the connection without answering. */
-  | { kind: 'commitThenDrop' };
+/** An `answer`'s body defaults to X's for 401, 402, 429 and 503; a 429 says remaining 0. */
+export type XFault = Fault;
 
-export interface XFakeOptions {
+export interface XFakeOptions extends FakeOptions {
   clientId?: string;
-  clientSecret?: string;
-  /** The fake's clock in ms (code and token lifetimes, created_at, rate-limit windows); Date.now by default. */
-  now?: () => number;
   /** STATUS polls that answer in_progress before a video's processing ends; 2 by default. */
   videoPolls?: number;
 }
 
-export interface XFake {
+export interface XFake extends Fake<XUser, XFaultTarget> {
   /** Stands for https://x.com and https://api.x.com alike. */
   url: string;
   clientId: string;
-  clientSecret: string;
   addUser(user: { username: string; name?: string }): XUser;
-  /** The user the consent page approves as from now on (the first user added until then). */
-  consentAs(user: XUser): void;
-  /** The next consent is refused: back to redirect_uri with `error=access_denied`. */
-  refuseNextConsent(): void;
   /** Tokens as a completed consent would give them, without the round trip. */
   grant(user: XUser, scope?: string): { accessToken: string; refreshToken: string };
   /** The user removes the app from their X settings: their access and refresh tokens stop working. */
   revokeApp(user: XUser): void;
-  /** Every access token issued so far answers 401 from now on. */
-  expireAccessTokens(): void;
-  /** Refresh-token grants that succeeded. */
-  refreshes(): number;
   authorizations: XAuthorization[];
   revocations: XRevocation[];
   /** Posts in creation order. */
   posts: XPost[];
   media: Map<string, XMedia>;
-  requests: XRecordedRequest[];
-  /** Queues a fault for the next request of that kind. */
-  fail(on: XFaultTarget, fault: XFault): void;
   /** STATUS polls answered in_progress for videos finalized from now on. */
   videoPolls: number;
   /** The next video finalized ends its processing `failed` (InvalidMedia) with this message. */
   failNextVideo(message?: string): void;
-  /** Moves the fake's clock forward. */
-  advance(ms: number): void;
-  close(): Promise<void>;
 }
 
 const SCOPES_NEEDED = ['tweet.read', 'tweet.write', 'users.read', 'media.write', 'offline.access'];
@@ -221,36 +205,11 @@ const FAULT_BODIES: Record<number, unknown> = {
 const CLIENT_UNAUTHORIZED = { error: 'unauthorized_client', error_description: 'Missing valid authorization header' };
 const BAD_TOKEN = { error: 'invalid_request', error_description: 'Value passed for the token was invalid.' };
 
-interface Answer {
-  status: number;
-  body?: unknown;
-  headers?: Record<string, string>;
-}
-
-interface Multipart {
-  fields: Record<string, string>;
-  files: Record<string, { bytes: Buffer; mime: string; filename: string }>;
-}
-
-interface AccessToken {
-  userId: string;
-  scope: string[];
-  issuedAt: number;
-  dead: boolean;
-}
-
-interface RefreshToken {
-  userId: string;
-  scope: string[];
-  dead: boolean;
-}
-
 interface Code {
   userId: string;
   redirectUri: string;
   challenge: string;
   scope: string[];
-  issuedAt: number;
 }
 
 type Limit = keyof typeof LIMITS;
@@ -258,70 +217,33 @@ type Limit = keyof typeof LIMITS;
 export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
   const clientId = options.clientId ?? randomBytes(24).toString('base64url');
   const clientSecret = options.clientSecret ?? randomBytes(36).toString('base64url');
-  let offsetMs = 0;
-  const now = () => (options.now?.() ?? Date.now()) + offsetMs;
+  const state = createFakeState<XFaultTarget>(options.now);
+  const { now, recorder, tokens } = state;
 
   const users = new Map<string, XUser>();
   const posts: XPost[] = [];
   const media = new Map<string, XMedia>();
-  const requests: XRecordedRequest[] = [];
-  const authorizations: XAuthorization[] = [];
   const revocations: XRevocation[] = [];
-  const faults: { on: XFaultTarget; fault: XFault }[] = [];
-  const codes = new Map<string, Code>();
-  const accessTokens = new Map<string, AccessToken>();
-  const refreshTokens = new Map<string, RefreshToken>();
+  const codes = new CodeStore<Code>(now, CODE_TTL_MS);
   const windows = new Map<string, { start: number; count: number }>();
   const tCo = new Map<string, string>();
   const plannedVideoFailures: string[] = [];
-  let consentUserId: string | null = null;
-  let refuseNext = false;
   let refreshCount = 0;
-  let videoPolls = options.videoPolls ?? 2;
+  const settings = { videoPolls: options.videoPolls ?? 2 };
   let nextUserId = 1_500_000_001;
   let nextSnowflake = 1_900_000_000_000_000_001n;
 
-  const app = Fastify({ logger: false, bodyLimit: 64 * MB });
-  await app.register(multipart, { limits: { fileSize: 64 * MB } });
-  // X takes a finalize with no body; a client may still label it JSON.
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, raw, done) => {
-    const text = typeof raw === 'string' ? raw : raw.toString('utf8');
-    if (text.trim() === '') return done(null, undefined);
-    try {
-      const parsed: unknown = JSON.parse(text);
-      done(null, parsed);
-    } catch {
-      done(Object.assign(new Error('Request body is not valid JSON.'), { statusCode: 400 }), undefined);
-    }
+  const app = await createFakeApp({
+    bodyLimit: 64 * MB,
+    multipartFileSize: 64 * MB,
+    // X takes a finalize with no body; a client may still label it JSON.
+    jsonError: 'Request body is not valid JSON.',
+    errorBody: (status, message) => (status < 500 ? invalidRequest(message) : { title: 'Internal Server Error', detail: message, type: 'about:blank', status }),
+    notFoundBody: () => ({ errors: [{ message: 'Sorry, that page does not exist', code: 34 }] }),
   });
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, raw, done) => {
-    done(null, Object.fromEntries(new URLSearchParams(typeof raw === 'string' ? raw : raw.toString('utf8'))));
-  });
-  app.setErrorHandler((error: Error & { statusCode?: number }, _req, reply) => {
-    const status = error.statusCode ?? 500;
-    return reply
-      .code(status)
-      .send(status < 500 ? invalidRequest(error.message) : { title: 'Internal Server Error', detail: error.message, type: 'about:blank', status });
-  });
-  app.setNotFoundHandler((_req, reply) => reply.code(404).send({ errors: [{ message: 'Sorry, that page does not exist', code: 34 }] }));
 
   const snowflake = () => String(nextSnowflake++);
   const isoSecond = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString();
-
-  const record = (req: FastifyRequest, body: unknown) => {
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (value === undefined) continue;
-      headers[name] = name === 'authorization' ? (String(value).split(' ')[0] ?? '') : Array.isArray(value) ? value.join(', ') : value;
-    }
-    requests.push({ method: req.method, path: req.url, headers, body });
-  };
-
-  const takeFault = (on: XFaultTarget) => {
-    const index = faults.findIndex((f) => f.on === on);
-    return index === -1 ? undefined : faults.splice(index, 1)[0]?.fault;
-  };
 
   /** Counts a request in its window; the answer's rate-limit headers, and whether it is over. */
   const count = (key: string, limit: number, spanMs: number) => {
@@ -335,45 +257,31 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     return { limit, remaining: Math.max(0, limit - window.count), reset: Math.ceil((window.start + spanMs) / 1000), over: window.count > limit };
   };
 
-  const bearerToken = (req: FastifyRequest) => /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
-
   /** The caller's user, or the answer to give instead. */
   const authenticate = (req: FastifyRequest, scopes: string[]): XUser | Answer => {
-    const token = bearerToken(req);
-    const grant = token === undefined ? undefined : accessTokens.get(token);
-    const user = grant === undefined ? undefined : users.get(grant.userId);
-    if (grant === undefined || user === undefined || grant.dead || now() - grant.issuedAt >= ACCESS_TTL_S * 1000) return { status: 401, body: UNAUTHORIZED };
+    const grant = tokens.bearer(req);
+    const user = grant === undefined ? undefined : users.get(grant.subject);
+    if (grant === undefined || user === undefined) return { status: 401, body: UNAUTHORIZED };
     if (!scopes.every((s) => grant.scope.includes(s))) return { status: 403, body: FORBIDDEN };
     return user;
   };
 
-  const clientAuthenticated = (req: FastifyRequest) => {
-    const encoded = /^Basic (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
-    if (encoded === undefined) return false;
-    const decoded = Buffer.from(encoded, 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    if (colon === -1) return false;
-    const id = decoded.slice(0, colon);
-    const secret = decoded.slice(colon + 1);
-    return (id === clientId || formDecode(id) === clientId) && (secret === clientSecret || formDecode(secret) === clientSecret);
-  };
-
   const issueTokens = (userId: string, scope: string[]) => {
-    const accessToken = randomBytes(48).toString('base64url');
-    accessTokens.set(accessToken, { userId, scope, issuedAt: now(), dead: false });
-    const refreshToken = scope.includes('offline.access') ? randomBytes(48).toString('base64url') : undefined;
-    if (refreshToken !== undefined) refreshTokens.set(refreshToken, { userId, scope, dead: false });
+    const accessToken = tokens.issue('access', randomBytes(48).toString('base64url'), { subject: userId, scope, ttlMs: ACCESS_TTL_S * 1000 }).token;
+    const refreshToken = scope.includes('offline.access')
+      ? tokens.issue('refresh', randomBytes(48).toString('base64url'), { subject: userId, scope }).token
+      : undefined;
     return { accessToken, refreshToken };
   };
 
-  const tokenAnswer = (tokens: { accessToken: string; refreshToken: string | undefined }, scope: string[]): Answer => ({
+  const tokenAnswer = (issued: { accessToken: string; refreshToken: string | undefined }, scope: string[]): Answer => ({
     status: 200,
     body: {
       token_type: 'bearer',
       expires_in: ACCESS_TTL_S,
-      access_token: tokens.accessToken,
+      access_token: issued.accessToken,
       scope: scope.join(' '),
-      ...(tokens.refreshToken === undefined ? {} : { refresh_token: tokens.refreshToken }),
+      ...(issued.refreshToken === undefined ? {} : { refresh_token: issued.refreshToken }),
     },
   });
 
@@ -396,16 +304,15 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     target: XFaultTarget,
     limit: Limit,
     handler: (req: FastifyRequest, body: unknown) => Answer | Promise<Answer>,
-  ) => {
-    app.route({
+  ) =>
+    fakeRoute(app, state, {
       method,
       url,
-      handler: async (req: FastifyRequest, reply: FastifyReply) => {
-        const body: unknown = req.isMultipart() ? await readMultipart(req) : req.body;
-        record(req, body instanceof MultipartBody ? body.summary() : body);
-        const token = bearerToken(req);
-        const subject =
-          target === 'token' || target === 'revoke' ? 'app' : ((token === undefined ? undefined : accessTokens.get(token)?.userId) ?? 'anonymous');
+      target,
+      admit: (req) => {
+        // Any access token X issued counts against its user's window, live or not.
+        const sent = tokens.tokens.get(bearerToken(req) ?? '');
+        const subject = target === 'token' || target === 'revoke' ? 'app' : sent?.kind === 'access' ? sent.subject : 'anonymous';
         const window = count(`${limit}:${subject}`, LIMITS[limit], WINDOW_MS);
         const headers: Record<string, string> = {
           'x-rate-limit-limit': String(window.limit),
@@ -422,42 +329,29 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
           });
           over ||= day.over;
         }
-        const fault = takeFault(target);
-        let answer: Answer;
-        if (fault?.kind === 'answer') {
-          const defaults: Record<string, string> = fault.status === 429 ? { 'x-rate-limit-remaining': '0' } : {};
-          answer = {
-            status: fault.status,
-            headers: { ...defaults, ...fault.headers },
-            body: fault.body ?? FAULT_BODIES[fault.status] ?? { title: 'Error', detail: 'Error', type: 'about:blank', status: fault.status },
-          };
-        } else if (over) {
-          answer = { status: 429, body: FAULT_BODIES[429] };
-        } else {
-          answer = await handler(req, body);
-        }
-        if (fault?.kind === 'commitThenDrop') {
-          req.raw.socket.destroy();
-          return reply;
-        }
-        return reply
-          .code(answer.status)
-          .headers({ ...headers, ...answer.headers })
-          .send(answer.body);
+        return { headers, refusal: over ? { status: 429, body: FAULT_BODIES[429] } : null };
       },
+      faultAnswer: (fault) =>
+        plannedAnswer(
+          fault,
+          (status) => FAULT_BODIES[status] ?? { title: 'Error', detail: 'Error', type: 'about:blank', status },
+          fault.status === 429 ? { 'x-rate-limit-remaining': '0' } : {},
+        ),
+      handle: handler,
     });
-  };
 
   // --- OAuth 2.0 -------------------------------------------------------------------------------
 
-  app.get('/i/oauth2/authorize', async (req, reply) => {
-    record(req, null);
-    const query: Record<string, string> = {};
-    for (const [name, value] of Object.entries(req.query as Record<string, unknown>)) query[name] = Array.isArray(value) ? String(value[0]) : String(value);
-    const scope = (query.scope ?? '').split(/[ +]/).filter((s) => s !== '');
-    const missing = SCOPES_NEEDED.filter((s) => !scope.includes(s));
-    const reason =
-      query.response_type !== 'code'
+  const consent = installConsentPage({
+    app,
+    path: '/i/oauth2/authorize',
+    recorder,
+    who: 'userId',
+    firstSubject: () => users.keys().next().value,
+    check: (query) => {
+      const scope = (query.scope ?? '').split(/[ +]/).filter((s) => s !== '');
+      const missing = SCOPES_NEEDED.filter((s) => !scope.includes(s));
+      return query.response_type !== 'code'
         ? 'response_type must be code'
         : query.client_id !== clientId
           ? 'unknown client_id'
@@ -472,41 +366,24 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
                   : missing.length > 0
                     ? `scope lacks ${missing.join(' ')}`
                     : null;
-    if (reason !== null) {
-      authorizations.push({ query, outcome: 'invalid', reason, userId: null });
-      return reply
-        .code(400)
-        .type('text/html')
-        .send(`<p>Something went wrong. You weren't able to give access to the App. Go back and try logging in again.</p><!-- ${reason} -->`);
-    }
-    const back = new URL(query.redirect_uri!);
-    if (refuseNext) {
-      refuseNext = false;
-      authorizations.push({ query, outcome: 'refused', reason: null, userId: null });
-      back.searchParams.set('error', 'access_denied');
-      back.searchParams.set('state', query.state!);
-      return reply.redirect(back.href, 302);
-    }
-    const userId = consentUserId ?? users.keys().next().value;
-    if (userId === undefined) {
-      authorizations.push({ query, outcome: 'invalid', reason: 'no user to consent as (addUser first)', userId: null });
-      return reply.code(400).type('text/html').send('<p>No user is signed in to the fake (call addUser).</p>');
-    }
-    const code = randomBytes(40).toString('base64url');
-    codes.set(code, { userId, redirectUri: query.redirect_uri!, challenge: query.code_challenge!, scope, issuedAt: now() });
-    authorizations.push({ query, outcome: 'approved', reason: null, userId });
-    back.searchParams.set('state', query.state!);
-    back.searchParams.set('code', code);
-    return reply.redirect(back.href, 302);
+    },
+    errorPage: (reason) => `<p>Something went wrong. You weren't able to give access to the App. Go back and try logging in again.</p><!-- ${reason} -->`,
+    nobody: { reason: 'no user to consent as (addUser first)', page: '<p>No user is signed in to the fake (call addUser).</p>' },
+    refused: (query) => ({ error: 'access_denied', state: query.state! }),
+    approved: (query, userId) => {
+      const code = randomBytes(40).toString('base64url');
+      const scope = (query.scope ?? '').split(/[ +]/).filter((s) => s !== '');
+      codes.issue(code, { userId, redirectUri: query.redirect_uri!, challenge: query.code_challenge!, scope });
+      return { state: query.state!, code };
+    },
   });
 
   api('POST', '/2/oauth2/token', 'token', 'oauth', (req, body) => {
-    if (!clientAuthenticated(req)) return { status: 401, body: CLIENT_UNAUTHORIZED };
+    if (!basicClientMatches(req, clientId, clientSecret)) return { status: 401, body: CLIENT_UNAUTHORIZED };
     const form = stringFields(body);
     if (form.grant_type === 'authorization_code') {
-      const code = form.code === undefined ? undefined : codes.get(form.code);
-      if (form.code !== undefined) codes.delete(form.code); // single use, whatever the outcome
-      if (code === undefined || now() - code.issuedAt > CODE_TTL_MS)
+      const code = codes.redeem(form.code);
+      if (code === undefined)
         return { status: 400, body: { error: 'invalid_request', error_description: 'Value passed for the authorization code was invalid.' } };
       if (form.redirect_uri !== code.redirectUri)
         return {
@@ -519,28 +396,20 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
       return tokenAnswer(issueTokens(code.userId, code.scope), code.scope);
     }
     if (form.grant_type === 'refresh_token') {
-      const old = form.refresh_token === undefined ? undefined : refreshTokens.get(form.refresh_token);
-      if (old === undefined || old.dead) return { status: 400, body: BAD_TOKEN };
+      const old = tokens.live('refresh', form.refresh_token);
+      if (old === undefined) return { status: 400, body: BAD_TOKEN };
       old.dead = true;
       refreshCount += 1;
-      return tokenAnswer(issueTokens(old.userId, old.scope), old.scope);
+      return tokenAnswer(issueTokens(old.subject, old.scope), old.scope);
     }
     return { status: 400, body: { error: 'unsupported_grant_type', error_description: 'grant_type must be authorization_code or refresh_token.' } };
   });
 
   api('POST', '/2/oauth2/revoke', 'revoke', 'oauth', (req, body) => {
-    if (!clientAuthenticated(req)) return { status: 401, body: CLIENT_UNAUTHORIZED };
+    if (!basicClientMatches(req, clientId, clientSecret)) return { status: 401, body: CLIENT_UNAUTHORIZED };
     const form = stringFields(body);
     if (form.token === undefined) return { status: 400, body: { error: 'invalid_request', error_description: 'Missing required parameter [token].' } };
-    const access = accessTokens.get(form.token);
-    const refresh = refreshTokens.get(form.token);
-    if (access !== undefined) access.dead = true;
-    if (refresh !== undefined) refresh.dead = true;
-    revocations.push({
-      token: form.token,
-      tokenTypeHint: form.token_type_hint ?? null,
-      kind: access !== undefined ? 'access' : refresh !== undefined ? 'refresh' : 'unknown',
-    });
+    revocations.push({ token: form.token, tokenTypeHint: form.token_type_hint ?? null, kind: tokens.revoke(form.token) });
     return { status: 200, body: { revoked: true } };
   });
 
@@ -656,7 +525,7 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
       return { status: 200, body: { data } };
     }
     m.state = 'pending';
-    m.pollsLeft = videoPolls;
+    m.pollsLeft = settings.videoPolls;
     m.failure = plannedVideoFailures.shift() ?? null;
     return { status: 200, body: { data: { ...data, processing_info: { state: 'pending', check_after_secs: 1 } } } };
   });
@@ -677,7 +546,7 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
         m.state = m.failure === null ? 'succeeded' : 'failed';
       }
     }
-    const total = videoPolls + 1;
+    const total = settings.videoPolls + 1;
     const info =
       m.state === 'in_progress'
         ? { state: 'in_progress', check_after_secs: 1, progress_percent: Math.round((100 * (total - m.pollsLeft - 1)) / total) }
@@ -840,11 +709,10 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     return { status: 200, body: page.length > 0 ? { data, meta } : { meta } };
   });
 
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  const url = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+  const url = await listenLocal(app);
 
-  return {
+  const fake: Omit<XFake, 'videoPolls'> = {
+    ...fakeControls(app, state, consent),
     url,
     clientId,
     clientSecret,
@@ -855,67 +723,27 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     },
     consentAs(user) {
       if (!users.has(user.id)) throw new Error(`no user ${user.id}`);
-      consentUserId = user.id;
-    },
-    refuseNextConsent() {
-      refuseNext = true;
+      consent.consentAs(user.id);
     },
     grant(user, scope = SCOPES_NEEDED.join(' ')) {
       if (!users.has(user.id)) throw new Error(`no user ${user.id}`);
-      const tokens = issueTokens(user.id, scope.split(' '));
-      if (tokens.refreshToken === undefined) throw new Error('grant needs offline.access in its scope');
-      return { accessToken: tokens.accessToken, refreshToken: tokens.refreshToken };
+      const issued = issueTokens(user.id, scope.split(' '));
+      if (issued.refreshToken === undefined) throw new Error('grant needs offline.access in its scope');
+      return { accessToken: issued.accessToken, refreshToken: issued.refreshToken };
     },
     revokeApp(user) {
-      for (const token of [...accessTokens.values(), ...refreshTokens.values()]) if (token.userId === user.id) token.dead = true;
-    },
-    expireAccessTokens() {
-      for (const token of accessTokens.values()) token.dead = true;
+      tokens.kill((t) => t.subject === user.id);
     },
     refreshes: () => refreshCount,
-    authorizations,
+    authorizations: consent.authorizations,
     revocations,
     posts,
     media,
-    requests,
-    fail(on, fault) {
-      faults.push({ on, fault });
-    },
-    get videoPolls() {
-      return videoPolls;
-    },
-    set videoPolls(polls: number) {
-      videoPolls = polls;
-    },
     failNextVideo(message = 'Invalid or Unsupported media, Reason: UnsupportedMedia.') {
       plannedVideoFailures.push(message);
     },
-    advance(ms) {
-      offsetMs += ms;
-    },
-    close: () => app.close(),
   };
-}
-
-class MultipartBody implements Multipart {
-  fields: Record<string, string> = {};
-  files: Multipart['files'] = {};
-
-  summary() {
-    return {
-      fields: this.fields,
-      files: Object.fromEntries(Object.entries(this.files).map(([name, f]) => [name, { bytes: f.bytes.length, mime: f.mime, filename: f.filename }])),
-    };
-  }
-}
-
-async function readMultipart(req: FastifyRequest): Promise<MultipartBody> {
-  const body = new MultipartBody();
-  for await (const part of req.parts()) {
-    if (part.type === 'file') body.files[part.fieldname] = { bytes: await part.toBuffer(), mime: part.mimetype, filename: part.filename };
-    else body.fields[part.fieldname] = String(part.value);
-  }
-  return body;
+  return withSettings(fake, settings, ['videoPolls']);
 }
 
 function invalidRequest(message: string) {
@@ -928,46 +756,13 @@ function invalidRequest(message: string) {
   };
 }
 
-function isAnswer(value: object): value is Answer {
-  return 'status' in value;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function unknownKey(value: Record<string, unknown>, allowed: string[], prefix = ''): string | undefined {
   const key = Object.keys(value).find((k) => !allowed.includes(k));
   return key === undefined ? undefined : `${prefix}${key}`;
 }
 
-/** A form or query object's string values (the first of repeated ones). */
-function stringFields(value: unknown): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = {};
-  if (!isObject(value)) return out;
-  for (const [name, v] of Object.entries(value)) {
-    const first: unknown = Array.isArray(v) ? v[0] : v;
-    if (typeof first === 'string') out[name] = first;
-  }
-  return out;
-}
-
-function formDecode(value: string): string {
-  try {
-    return decodeURIComponent(value.replaceAll('+', ' '));
-  } catch {
-    return value;
-  }
-}
-
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-
-function base62(length: number): string {
-  return [...randomBytes(length)].map((b) => ALPHANUMERIC[b % ALPHANUMERIC.length]).join('');
 }
 
 /** http(s) URLs, without trailing punctuation. (twitter-text also links bare domains; the fake does not.) */

@@ -1,5 +1,33 @@
 import { createHash, randomBytes } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import {
+  base62,
+  basicCredentials,
+  CodeStore,
+  createFakeApp,
+  createFakeState,
+  fakeControls,
+  fakeRoute,
+  formDecode,
+  header,
+  installConsentPage,
+  isAnswer,
+  isObject,
+  listenLocal,
+  plannedAnswer,
+  randomDigits,
+  stateOf,
+  stringFields,
+  withSettings,
+  type Answer,
+  type Authorization,
+  type Fake,
+  type FakeOptions,
+  type Fault,
+  type IssuedToken,
+  type RecordedRequest,
+  type Revocation,
+} from './fake-kit.js';
 
 /**
  * An in-process Google OAuth 2.0 and YouTube Data API v3, written from their documentation, for the calls Herald
@@ -108,43 +136,21 @@ export interface YouTubeSession {
   expired: boolean;
 }
 
-export interface YouTubeAuthorization {
-  query: Record<string, string>;
-  outcome: 'approved' | 'refused' | 'invalid';
-  reason: string | null;
-  channelId: string | null;
-}
+export type YouTubeAuthorization = Authorization<'channelId'>;
 
-export interface YouTubeRevocation {
-  token: string;
-  kind: 'access' | 'refresh' | 'unknown';
-}
+export type YouTubeRevocation = Revocation;
 
-export interface YouTubeRecordedRequest {
-  method: string;
-  /** With the query string. */
-  path: string;
-  /** Lower-case names; `authorization` holds only its scheme (`Bearer`, `Basic`). */
-  headers: Record<string, string>;
-  /** JSON or form bodies as parsed; upload bytes as `{bytes: <count>}`. */
-  body: unknown;
-}
+export type YouTubeRecordedRequest = RecordedRequest;
 
 /** token: POST /token; revoke: POST /revoke; channels: GET channels; insert: POST (session start); upload: every PUT to
  * a session (probes too); videos: GET videos; playlist: GET playlistItems; comment: POST commentThreads. */
 export type YouTubeFaultTarget = 'token' | 'revoke' | 'channels' | 'insert' | 'upload' | 'videos' | 'playlist' | 'comment';
 
-export type YouTubeFault =
-  /** Answers without doing anything; the body defaults to Google's for the status. */
-  | { kind: 'answer'; status: number; headers?: Record<string, string>; body?: unknown }
-  /** Does the work (stores the chunk or video, issues the token, ...), then cuts the connection without answering. */
-  | { kind: 'commitThenDrop' };
+/** An `answer`'s body defaults to Google's for the status. */
+export type YouTubeFault = Fault;
 
-export interface YouTubeFakeOptions {
+export interface YouTubeFakeOptions extends FakeOptions {
   clientId?: string;
-  clientSecret?: string;
-  /** The fake's clock in ms; Date.now by default. */
-  now?: () => number;
   /** videos.list polls that answer `uploaded` before processing ends; 2 by default. */
   videoPolls?: number;
   /** videos.insert calls a Pacific day for the project; 100 by default. */
@@ -157,27 +163,18 @@ export interface YouTubeFakeOptions {
   sessionTtlMs?: number;
 }
 
-export interface YouTubeFake {
+export interface YouTubeFake extends Fake<YouTubeUser, YouTubeFaultTarget> {
   /** Stands for accounts.google.com, oauth2.googleapis.com and www.googleapis.com alike. */
   url: string;
   clientId: string;
-  clientSecret: string;
   /** A Google account with one channel named after it. */
   addUser(user: { name: string; customUrl?: string }): YouTubeUser;
   /** Another channel of the account: channels.list with mine=true lists it after the first; uploads still go to the first. */
   addChannel(user: YouTubeUser, channel: { title: string; customUrl?: string }): YouTubeChannel;
-  /** The account the consent page approves as from now on (the first added until then). */
-  consentAs(user: YouTubeUser): void;
-  /** The next consent is refused: back to redirect_uri with `error=access_denied`. */
-  refuseNextConsent(): void;
   /** Tokens as a completed offline consent would give them. */
   grant(user: YouTubeUser, scope?: string): { accessToken: string; refreshToken: string };
   /** The user removes the app's access: every token of theirs stops working. */
   revokeApp(user: YouTubeUser): void;
-  /** Every access token issued so far answers 401 from now on. */
-  expireAccessTokens(): void;
-  /** Refresh-token grants that succeeded. */
-  refreshes(): number;
   /** The session answers 404 from now on. */
   expireSession(id: string): void;
   /** The next video made ends `failed` with this failureReason (codec, conversion, emptyFile, invalidFile, tooSmall,
@@ -185,7 +182,6 @@ export interface YouTubeFake {
   failNextVideo(reason?: string): void;
   /** Every video still processing ends it at its next poll. */
   finishProcessing(): void;
-  fail(on: YouTubeFaultTarget, fault: YouTubeFault): void;
   testingConsent: boolean;
   videoPolls: number;
   uploadQuota: number;
@@ -195,11 +191,8 @@ export interface YouTubeFake {
   sessions: Map<string, YouTubeSession>;
   /** PUT requests to session URLs, probes included. */
   readonly putCalls: number;
-  requests: YouTubeRecordedRequest[];
   authorizations: YouTubeAuthorization[];
   revocations: YouTubeRevocation[];
-  advance(ms: number): void;
-  close(): Promise<void>;
 }
 
 const SCOPE_PREFIX = 'https://www.googleapis.com/auth/';
@@ -238,30 +231,6 @@ const INSUFFICIENT_SCOPE = {
 const DEAD_GRANT = { error: 'invalid_grant', error_description: 'Token has been expired or revoked.' };
 const BAD_CLIENT = { error: 'invalid_client', error_description: 'Unauthorized' };
 
-interface Answer {
-  status: number;
-  body?: unknown;
-  headers?: Record<string, string>;
-  /** A PUT that made the video (what a commitThenDrop on `upload` waits for). */
-  made?: boolean;
-}
-
-interface AccessToken {
-  channelId: string;
-  grantId: number;
-  scope: string[];
-  issuedAt: number;
-  dead: boolean;
-}
-
-interface RefreshToken {
-  channelId: string;
-  grantId: number;
-  scope: string[];
-  issuedAt: number;
-  dead: boolean;
-}
-
 interface Code {
   channelId: string;
   redirectUri: string;
@@ -269,7 +238,6 @@ interface Code {
   method: string;
   scope: string[];
   offline: boolean;
-  issuedAt: number;
 }
 
 interface SessionState {
@@ -283,8 +251,8 @@ interface SessionState {
 export async function startYouTubeFake(options: YouTubeFakeOptions = {}): Promise<YouTubeFake> {
   const clientId = options.clientId ?? `${randomDigits(12)}-${base62(32).toLowerCase()}.apps.googleusercontent.com`;
   const clientSecret = options.clientSecret ?? `GOCSPX-${base64url(21)}`;
-  let offsetMs = 0;
-  const now = () => (options.now?.() ?? Date.now()) + offsetMs;
+  const state = createFakeState<YouTubeFaultTarget>(options.now);
+  const { now, recorder, tokens } = state;
 
   const channels = new Map<string, YouTubeChannel>();
   /** Channel id → the first channel of its account (the key tokens and consents use). */
@@ -294,21 +262,13 @@ export async function startYouTubeFake(options: YouTubeFakeOptions = {}): Promis
   const sessionState = new Map<string, SessionState>();
   const pollsLeft = new Map<string, number>();
   const plannedOutcome = new Map<string, string>();
-  const requests: YouTubeRecordedRequest[] = [];
-  const authorizations: YouTubeAuthorization[] = [];
   const revocations: YouTubeRevocation[] = [];
-  const faults: { on: YouTubeFaultTarget; fault: YouTubeFault }[] = [];
-  const codes = new Map<string, Code>();
-  const accessTokens = new Map<string, AccessToken>();
-  const refreshTokens = new Map<string, RefreshToken>();
+  const codes = new CodeStore<Code>(now, CODE_TTL_MS);
   const insertsByDay = new Map<string, number>();
   const sessionStarts: { channelId: string; at: number }[] = [];
   const plannedFailures: string[] = [];
-  let consentChannelId: string | null = null;
-  let refuseNext = false;
   let refreshCount = 0;
   let putCalls = 0;
-  let nextGrant = 1;
   let baseUrl = '';
   const settings = {
     testingConsent: options.testingConsent ?? false,
@@ -318,42 +278,14 @@ export async function startYouTubeFake(options: YouTubeFakeOptions = {}): Promis
     sessionTtlMs: options.sessionTtlMs ?? 7 * DAY_MS,
   };
 
-  const app = Fastify({ logger: false, bodyLimit: 512 * 1024 * 1024 });
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, raw, done) => {
-    const text = typeof raw === 'string' ? raw : raw.toString('utf8');
-    if (text.trim() === '') return done(null, undefined);
-    try {
-      const parsed: unknown = JSON.parse(text);
-      done(null, parsed);
-    } catch {
-      done(Object.assign(new Error('Parse Error'), { statusCode: 400 }), undefined);
-    }
+  const app = await createFakeApp({
+    bodyLimit: 512 * 1024 * 1024,
+    jsonError: 'Parse Error',
+    errorBody: (status, message) => googleError(status, status < 500 ? 'parseError' : 'backendError', message),
+    notFoundBody: () => googleError(404, 'notFound', 'Not Found'),
   });
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, raw, done) => {
-    done(null, Object.fromEntries(new URLSearchParams(typeof raw === 'string' ? raw : raw.toString('utf8'))));
-  });
-  app.setErrorHandler((error: Error & { statusCode?: number }, _req, reply) => {
-    const status = error.statusCode ?? 500;
-    return reply.code(status).send(googleError(status, status < 500 ? 'parseError' : 'backendError', error.message));
-  });
-  app.setNotFoundHandler((_req, reply) => reply.code(404).send(googleError(404, 'notFound', 'Not Found')));
 
   const iso = (ms: number) => new Date(ms).toISOString();
-
-  const record = (req: FastifyRequest, body: unknown) => {
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (value === undefined) continue;
-      headers[name] = name === 'authorization' ? (String(value).split(' ')[0] ?? '') : Array.isArray(value) ? value.join(', ') : value;
-    }
-    requests.push({ method: req.method, path: req.url, headers, body: Buffer.isBuffer(body) ? { bytes: body.length } : body });
-  };
-
-  const takeFault = (on: YouTubeFaultTarget) => {
-    const index = faults.findIndex((f) => f.on === on);
-    return index === -1 ? undefined : faults.splice(index, 1)[0]?.fault;
-  };
 
   const defaultFaultBody = (target: YouTubeFaultTarget, status: number): unknown => {
     if (target === 'token' || target === 'revoke') {
@@ -375,59 +307,38 @@ export async function startYouTubeFake(options: YouTubeFakeOptions = {}): Promis
     path: string,
     target: YouTubeFaultTarget,
     handler: (req: FastifyRequest, body: unknown) => Answer,
-  ) => {
-    instance.route({
+  ) =>
+    fakeRoute(instance, state, {
       method,
       url: path,
-      handler: async (req: FastifyRequest, reply: FastifyReply) => {
-        const body: unknown = req.body;
-        record(req, body);
+      target,
+      admit: () => {
         if (method === 'PUT') putCalls += 1;
-        // A commitThenDrop planned on `upload` waits for the PUT that makes the video; an answer is taken at once.
-        const first = faults.find((f) => f.on === target)?.fault;
-        const fault = target === 'upload' && first?.kind === 'commitThenDrop' ? undefined : takeFault(target);
-        if (fault?.kind === 'answer') {
-          return reply
-            .code(fault.status)
-            .headers(fault.headers ?? {})
-            .send(fault.body ?? defaultFaultBody(target, fault.status));
-        }
-        const answer = handler(req, body);
-        if (
-          fault?.kind === 'commitThenDrop' ||
-          (target === 'upload' && first?.kind === 'commitThenDrop' && answer.made === true && takeFault(target) !== undefined)
-        ) {
-          req.raw.socket.destroy();
-          return reply;
-        }
-        reply.code(answer.status).headers(answer.headers ?? {});
-        return answer.body === undefined ? reply.send() : reply.send(answer.body);
       },
+      faultAnswer: (fault) => plannedAnswer(fault, (status) => defaultFaultBody(target, status)),
+      // A commitThenDrop planned on `upload` waits for the PUT that makes the video; an answer is taken at once.
+      dropWhenMade: target === 'upload',
+      handle: handler,
     });
-  };
 
   // --- Tokens ----------------------------------------------------------------------------------
 
-  const bearerToken = (req: FastifyRequest) => /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
-
   /** The caller's channel, or the answer to give instead. */
   const authenticate = (req: FastifyRequest, anyOf: string[]): YouTubeChannel | Answer => {
-    const token = bearerToken(req);
-    const grant = token === undefined ? undefined : accessTokens.get(token);
-    const channel = grant === undefined ? undefined : channels.get(grant.channelId);
-    if (grant === undefined || channel === undefined || grant.dead || now() - grant.issuedAt >= ACCESS_TTL_S * 1000)
-      return { status: 401, body: UNAUTHENTICATED };
+    const grant = tokens.bearer(req);
+    const channel = grant === undefined ? undefined : channels.get(grant.subject);
+    if (grant === undefined || channel === undefined) return { status: 401, body: UNAUTHENTICATED };
     if (!anyOf.some((s) => grant.scope.includes(s))) return { status: 403, body: INSUFFICIENT_SCOPE };
     return channel;
   };
 
+  const newAccessToken = (channelId: string, scope: string[], grant?: number) =>
+    tokens.issue('access', `ya29.${base64url(120)}`, { subject: channelId, scope, ttlMs: ACCESS_TTL_S * 1000, grant });
+
   const issueTokens = (channelId: string, scope: string[], offline: boolean) => {
-    const grantId = nextGrant++;
-    const accessToken = `ya29.${base64url(120)}`;
-    accessTokens.set(accessToken, { channelId, grantId, scope, issuedAt: now(), dead: false });
-    const refreshToken = offline ? `1//${base64url(75)}` : undefined;
-    if (refreshToken !== undefined) refreshTokens.set(refreshToken, { channelId, grantId, scope, issuedAt: now(), dead: false });
-    return { accessToken, refreshToken };
+    const access = newAccessToken(channelId, scope);
+    const refreshToken = offline ? tokens.issue('refresh', `1//${base64url(75)}`, { subject: channelId, scope, grant: access.grant }).token : undefined;
+    return { accessToken: access.token, refreshToken };
   };
 
   const tokenAnswer = (accessToken: string, refreshToken: string | undefined, scope: string[]): Answer => ({
@@ -443,106 +354,82 @@ export async function startYouTubeFake(options: YouTubeFakeOptions = {}): Promis
 
   /** Client credentials from the form or HTTP Basic; whether they match. */
   const clientAuthenticated = (req: FastifyRequest, form: Record<string, string | undefined>) => {
-    const encoded = /^Basic (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
-    if (encoded !== undefined) {
-      const decoded = Buffer.from(encoded, 'base64').toString('utf8');
-      const colon = decoded.indexOf(':');
-      if (colon === -1) return false;
-      return formDecode(decoded.slice(0, colon)) === clientId && formDecode(decoded.slice(colon + 1)) === clientSecret;
-    }
+    const sent = basicCredentials(req);
+    if (sent !== undefined) return sent !== null && formDecode(sent.id) === clientId && formDecode(sent.secret) === clientSecret;
     return form.client_id === clientId && form.client_secret === clientSecret;
   };
 
-  const refreshDead = (token: RefreshToken) => token.dead || (settings.testingConsent && now() - token.issuedAt >= TESTING_REFRESH_TTL_MS);
+  const refreshDead = (token: IssuedToken) => token.dead || (settings.testingConsent && now() - token.issuedAt >= TESTING_REFRESH_TTL_MS);
 
-  app.get('/o/oauth2/v2/auth', async (req, reply) => {
-    record(req, null);
-    const query: Record<string, string> = {};
-    for (const [name, value] of Object.entries(req.query as Record<string, unknown>)) query[name] = Array.isArray(value) ? String(value[0]) : String(value);
-    const scope = (query.scope ?? '').split(/[ +]/).filter((s) => s !== '');
-    const method = query.code_challenge_method ?? 'plain';
-    const reason =
-      query.response_type !== 'code'
+  const consent = installConsentPage({
+    app,
+    path: '/o/oauth2/v2/auth',
+    recorder,
+    who: 'channelId',
+    firstSubject: () => [...primaryOf.values()][0],
+    check: (query) => {
+      const method = query.code_challenge_method ?? 'plain';
+      return query.response_type !== 'code'
         ? 'response_type must be code'
         : query.client_id !== clientId
           ? 'invalid_client: The OAuth client was not found.'
           : query.redirect_uri === undefined || !/^https?:\/\//.test(query.redirect_uri)
             ? 'redirect_uri_mismatch'
-            : !scope.some((s) => YOUTUBE_SCOPES.includes(s))
+            : !scopeOf(query).some((s) => YOUTUBE_SCOPES.includes(s))
               ? 'invalid_scope: no YouTube scope requested'
               : query.code_challenge !== undefined && method !== 'S256' && method !== 'plain'
                 ? 'code_challenge_method must be S256 or plain'
                 : null;
-    if (reason !== null) {
-      authorizations.push({ query, outcome: 'invalid', reason, channelId: null });
-      return reply.code(400).type('text/html').send(`<p>Error 400: invalid_request</p><!-- ${reason} -->`);
-    }
-    const back = new URL(query.redirect_uri!);
-    if (refuseNext) {
-      refuseNext = false;
-      authorizations.push({ query, outcome: 'refused', reason: null, channelId: null });
-      back.searchParams.set('error', 'access_denied');
-      if (query.state !== undefined) back.searchParams.set('state', query.state);
-      return reply.redirect(back.href, 302);
-    }
-    const channelId = consentChannelId ?? [...primaryOf.values()][0];
-    if (channelId === undefined) {
-      authorizations.push({ query, outcome: 'invalid', reason: 'no account to consent as (addUser first)', channelId: null });
-      return reply.code(400).type('text/html').send('<p>No account is signed in to the fake (call addUser).</p>');
-    }
-    const code = `4/0${base64url(60)}`;
-    codes.set(code, {
-      channelId,
-      redirectUri: query.redirect_uri!,
-      challenge: query.code_challenge ?? null,
-      method,
-      scope,
-      offline: query.access_type === 'offline',
-      issuedAt: now(),
-    });
-    authorizations.push({ query, outcome: 'approved', reason: null, channelId });
-    if (query.state !== undefined) back.searchParams.set('state', query.state);
-    back.searchParams.set('code', code);
-    back.searchParams.set('scope', scope.join(' '));
-    return reply.redirect(back.href, 302);
+    },
+    errorPage: (reason) => `<p>Error 400: invalid_request</p><!-- ${reason} -->`,
+    nobody: { reason: 'no account to consent as (addUser first)', page: '<p>No account is signed in to the fake (call addUser).</p>' },
+    refused: (query) => ({ error: 'access_denied', ...stateOf(query) }),
+    approved: (query, channelId) => {
+      const code = `4/0${base64url(60)}`;
+      const scope = scopeOf(query);
+      codes.issue(code, {
+        channelId,
+        redirectUri: query.redirect_uri!,
+        challenge: query.code_challenge ?? null,
+        method: query.code_challenge_method ?? 'plain',
+        scope,
+        offline: query.access_type === 'offline',
+      });
+      return { ...stateOf(query), code, scope: scope.join(' ') };
+    },
   });
 
   route(app, 'POST', '/token', 'token', (req, body) => {
     const form = stringFields(body);
     if (!clientAuthenticated(req, form)) return { status: 401, body: BAD_CLIENT };
     if (form.grant_type === 'authorization_code') {
-      const code = form.code === undefined ? undefined : codes.get(form.code);
-      if (form.code !== undefined) codes.delete(form.code);
-      if (code === undefined || now() - code.issuedAt > CODE_TTL_MS) return { status: 400, body: DEAD_GRANT };
+      const code = codes.redeem(form.code);
+      if (code === undefined) return { status: 400, body: DEAD_GRANT };
       if (form.redirect_uri !== code.redirectUri) return { status: 400, body: { error: 'redirect_uri_mismatch', error_description: 'Bad Request' } };
       if (code.challenge !== null) {
         const verifier = form.code_verifier;
         const expected = verifier === undefined ? undefined : code.method === 'S256' ? createHash('sha256').update(verifier).digest('base64url') : verifier;
         if (expected !== code.challenge) return { status: 400, body: DEAD_GRANT };
       }
-      const tokens = issueTokens(code.channelId, code.scope, code.offline);
-      return tokenAnswer(tokens.accessToken, tokens.refreshToken, code.scope);
+      const issued = issueTokens(code.channelId, code.scope, code.offline);
+      return tokenAnswer(issued.accessToken, issued.refreshToken, code.scope);
     }
     if (form.grant_type === 'refresh_token') {
-      const old = form.refresh_token === undefined ? undefined : refreshTokens.get(form.refresh_token);
+      const old = tokens.live('refresh', form.refresh_token);
       if (old === undefined || refreshDead(old)) return { status: 400, body: DEAD_GRANT };
       refreshCount += 1;
-      const accessToken = `ya29.${base64url(120)}`;
-      accessTokens.set(accessToken, { channelId: old.channelId, grantId: old.grantId, scope: old.scope, issuedAt: now(), dead: false });
-      return tokenAnswer(accessToken, undefined, old.scope);
+      return tokenAnswer(newAccessToken(old.subject, old.scope, old.grant).token, undefined, old.scope);
     }
     return { status: 400, body: { error: 'unsupported_grant_type', error_description: `Invalid grant_type: ${form.grant_type ?? ''}` } };
   });
 
   route(app, 'POST', '/revoke', 'revoke', (req, body) => {
     const token = stringFields(req.query).token ?? stringFields(body).token;
-    const access = token === undefined ? undefined : accessTokens.get(token);
-    const refresh = token === undefined ? undefined : refreshTokens.get(token);
-    revocations.push({ token: token ?? '', kind: access !== undefined ? 'access' : refresh !== undefined ? 'refresh' : 'unknown' });
-    const grant = access ?? refresh;
-    if (grant === undefined || grant.dead || (refresh !== undefined && refreshDead(refresh)))
+    const found = token === undefined ? undefined : tokens.tokens.get(token);
+    revocations.push({ token: token ?? '', kind: found?.kind ?? 'unknown' });
+    if (found === undefined || found.dead || (found.kind === 'refresh' && refreshDead(found)))
       return { status: 400, body: { error: 'invalid_token', error_description: 'Token expired or revoked' } };
-    for (const t of [...accessTokens.values(), ...refreshTokens.values()]) if (t.grantId === grant.grantId) t.dead = true;
+    tokens.kill((t) => t.grant === found.grant);
     return { status: 200, body: {} };
   });
 
@@ -974,11 +861,10 @@ export async function startYouTubeFake(options: YouTubeFakeOptions = {}): Promis
     return channel;
   };
 
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  baseUrl = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+  baseUrl = await listenLocal(app);
 
-  return {
+  const fake: Omit<YouTubeFake, 'testingConsent' | 'videoPolls' | 'uploadQuota' | 'channelUploadLimit'> = {
+    ...fakeControls(app, state, consent),
     url: baseUrl,
     clientId,
     clientSecret,
@@ -995,21 +881,15 @@ export async function startYouTubeFake(options: YouTubeFakeOptions = {}): Promis
     },
     consentAs(user) {
       if (!channels.has(user.channel.id)) throw new Error(`no user ${user.id}`);
-      consentChannelId = user.channel.id;
-    },
-    refuseNextConsent() {
-      refuseNext = true;
+      consent.consentAs(user.channel.id);
     },
     grant(user, scope = DEFAULT_SCOPE) {
       if (!channels.has(user.channel.id)) throw new Error(`no user ${user.id}`);
-      const tokens = issueTokens(user.channel.id, scope.split(' '), true);
-      return { accessToken: tokens.accessToken, refreshToken: tokens.refreshToken! };
+      const issued = issueTokens(user.channel.id, scope.split(' '), true);
+      return { accessToken: issued.accessToken, refreshToken: issued.refreshToken! };
     },
     revokeApp(user) {
-      for (const t of [...accessTokens.values(), ...refreshTokens.values()]) if (t.channelId === user.channel.id) t.dead = true;
-    },
-    expireAccessTokens() {
-      for (const t of accessTokens.values()) t.dead = true;
+      tokens.kill((t) => t.subject === user.channel.id);
     },
     refreshes: () => refreshCount,
     expireSession(id) {
@@ -1023,46 +903,15 @@ export async function startYouTubeFake(options: YouTubeFakeOptions = {}): Promis
     failNextVideo(reason = 'codec') {
       plannedFailures.push(reason);
     },
-    fail(on, fault) {
-      faults.push({ on, fault });
-    },
-    get testingConsent() {
-      return settings.testingConsent;
-    },
-    set testingConsent(on: boolean) {
-      settings.testingConsent = on;
-    },
-    get videoPolls() {
-      return settings.videoPolls;
-    },
-    set videoPolls(polls: number) {
-      settings.videoPolls = polls;
-    },
-    get uploadQuota() {
-      return settings.uploadQuota;
-    },
-    set uploadQuota(quota: number) {
-      settings.uploadQuota = quota;
-    },
-    get channelUploadLimit() {
-      return settings.channelUploadLimit;
-    },
-    set channelUploadLimit(limit: number) {
-      settings.channelUploadLimit = limit;
-    },
     videos,
     sessions,
     get putCalls() {
       return putCalls;
     },
-    requests,
-    authorizations,
+    authorizations: consent.authorizations,
     revocations,
-    advance(ms) {
-      offsetMs += ms;
-    },
-    close: () => app.close(),
   };
+  return withSettings(fake, settings, ['testingConsent', 'videoPolls', 'uploadQuota', 'channelUploadLimit']);
 }
 
 /** Google's JSON error body. */
@@ -1083,36 +932,9 @@ function splitParts(part: string | undefined): string[] {
     .filter((p) => p !== '');
 }
 
-function header(req: FastifyRequest, name: string): string | undefined {
-  const value = req.headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
-function isAnswer(value: object): value is Answer {
-  return 'status' in value;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** A form or query object's string values (the first of repeated ones). */
-function stringFields(value: unknown): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = {};
-  if (!isObject(value)) return out;
-  for (const [name, v] of Object.entries(value)) {
-    const first: unknown = Array.isArray(v) ? v[0] : v;
-    if (typeof first === 'string') out[name] = first;
-  }
-  return out;
-}
-
-function formDecode(value: string): string {
-  try {
-    return decodeURIComponent(value.replaceAll('+', ' '));
-  } catch {
-    return value;
-  }
+/** The consent's scopes, space-separated (or `+` as some clients send it). */
+function scopeOf(query: Record<string, string>): string[] {
+  return (query.scope ?? '').split(/[ +]/).filter((s) => s !== '');
 }
 
 function escapeHtml(text: string): string {
@@ -1121,16 +943,6 @@ function escapeHtml(text: string): string {
 
 function base64url(bytes: number): string {
   return randomBytes(bytes).toString('base64url');
-}
-
-const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-
-function base62(length: number): string {
-  return [...randomBytes(length)].map((b) => ALPHANUMERIC[b % ALPHANUMERIC.length]).join('');
-}
-
-function randomDigits(length: number): string {
-  return [...randomBytes(length)].map((b) => String(b % 10)).join('');
 }
 
 function etag(): string {
