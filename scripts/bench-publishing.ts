@@ -5,18 +5,21 @@
  *    serve` runs; how long after `scheduledAt` each target is recorded published, as a ratio
  *    against publishing an already-due post (the work itself, measured in the same run); and how
  *    long after each post.published event was recorded a webhook receiver on 127.0.0.1 had it.
- * 2. Throughput (Postgres only, with DATABASE_URL): 1,000 due posts of 3 targets drained by
- *    `herald worker --once` processes, two and four at once against one alone.
- * 3. Idle (Postgres only): the CPU an idle `herald serve` (with its in-process worker) and
+ * 2. Throughput (Postgres only, with DATABASE_URL): a backlog of 10,000 posts of 3 targets made
+ *    due at once, drained by one, two and four running `herald worker` processes.
+ * 3. Steady state (Postgres only): one running `herald worker` while posts of 3 targets come due
+ *    at a fixed rate for 20 s (BENCH_STEADY_RATES, posts/s, default 50 and 200): the delay from
+ *    each post's scheduledAt to its last target recorded published, p50 and p99.
+ * 4. Idle (Postgres only): the CPU an idle `herald serve` (with its in-process worker) and
  *    Postgres use over 20 s, from 25 s after it started, as a share of one core.
  *
  *   npm run bench:publishing                               # latency, embedded PostgreSQL in a scratch folder
- *   DATABASE_URL=postgres://.../scratch npm run bench:publishing   # both (the database is emptied)
+ *   DATABASE_URL=postgres://.../scratch npm run bench:publishing   # all (the database is emptied)
+ *   BENCH_SKIP_THROUGHPUT=true BENCH_STEADY_RATES=25 DATABASE_URL=... npm run bench:publishing   # no backlog runs; steady state at 25 posts/s
  */
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,9 +43,12 @@ import { percentile } from './bench/load.js';
 import { cpuSeconds, postgresProcesses } from './bench/processes.js';
 import { startHeraldServe } from './herald-serve.js';
 
-const execFileAsync = promisify(execFile);
 const LATENCY_POSTS = 40;
-const THROUGHPUT_POSTS = 1000;
+const THROUGHPUT_POSTS = 10_000;
+const STEADY_SECONDS = 20;
+/** How long after the last post came due a steady run waits for it to be published. */
+const STEADY_GRACE_MS = 30_000;
+const STEADY_RATES = (process.env.BENCH_STEADY_RATES ?? '50,200').split(',').map(Number);
 const quiet = { info: () => {}, error: () => {} };
 
 async function sandboxUser(db: Kysely<Database>): Promise<{ userId: string; accounts: string[] }> {
@@ -125,23 +131,49 @@ async function startReceiver(): Promise<{ url: string; lags: number[]; close(): 
   return { url: `http://127.0.0.1:${port}/`, lags, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
-function drainWith(workers: number, env: Record<string, string>): Promise<number> {
-  const start = performance.now();
-  const runs = Array.from({ length: workers }, () =>
-    execFileAsync(process.execPath, [...HERALD_COMMAND, 'worker', '--once'], { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 600_000 }),
+/** `workers` running `herald worker` processes, once each listens; `stop` ends them (SIGTERM) and waits. */
+async function startWorkers(db: Kysely<Database>, workers: number, env: Record<string, string>): Promise<{ stop(): Promise<void> }> {
+  const children = Array.from({ length: workers }, () =>
+    spawn(process.execPath, [...HERALD_COMMAND, 'worker'], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: 'ignore' }),
   );
-  return Promise.all(runs).then(() => (performance.now() - start) / 1000);
+  const exits = children.map((child) => new Promise((resolve) => child.once('exit', resolve)));
+  const stop = async () => {
+    for (const child of children) child.kill('SIGTERM');
+    await Promise.all(exits);
+  };
+  try {
+    // Listening: each hears work as it is written, and looks for it when it comes due.
+    for (const until = Date.now() + 30_000; ;) {
+      const listening = await sql<{
+        n: number;
+      }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and query ilike 'listen%'`.execute(db);
+      if ((listening.rows[0]?.n ?? 0) >= workers) break;
+      if (Date.now() > until) throw new Error(`${workers} herald worker processes did not listen within 30 s`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { stop };
 }
 
-async function throughput(db: Kysely<Database>, url: string): Promise<void> {
-  await buildHerald();
-  const env = { DATABASE_URL: url, HERALD_SECRET_KEY: randomBytes(32).toString('base64'), HERALD_DATA_DIR: tmpdir(), LOG_LEVEL: 'silent' };
-  const results: number[] = [];
-  for (const workers of [1, 2, 4]) {
-    const { userId, accounts } = await sandboxUser(db);
-    const due = new Date(Date.now() - 1000);
-    for (let i = 0; i < THROUGHPUT_POSTS; i += 250) {
-      const posts = Array.from({ length: Math.min(250, THROUGHPUT_POSTS - i) }, (_, j) => ({
+/** Waits (at most `ms`) until every post of the user is published. */
+async function untilPublished(db: Kysely<Database>, userId: string, ms: number): Promise<void> {
+  for (const until = Date.now() + ms; Date.now() < until;) {
+    const left = await db.selectFrom('posts').select('id').where('user_id', '=', userId).where('status', '<>', 'published').limit(1).execute();
+    if (left.length === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/** `count` sandbox posts of 3 targets, scheduled at `dueAt(i)`, written in bulk (no API, no per-post statement). */
+async function insertPosts(db: Kysely<Database>, count: number, dueAt: (i: number) => Date): Promise<string> {
+  const { userId, accounts } = await sandboxUser(db);
+  for (let i = 0; i < count; i += 1000) {
+    const posts = Array.from({ length: Math.min(1000, count - i) }, (_, j) => {
+      const due = dueAt(i + j);
+      return {
         id: newId('post'),
         user_id: userId,
         caption: `bulk ${i + j}`,
@@ -149,25 +181,96 @@ async function throughput(db: Kysely<Database>, url: string): Promise<void> {
         status: 'scheduled' as const,
         scheduled_at: due,
         next_check_at: due,
-      }));
-      await db.insertInto('posts').values(posts).execute();
-      await db
-        .insertInto('post_targets')
-        .values(posts.flatMap((p) => accounts.map((account_id, position) => ({ post_id: p.id, account_id, position, fields: null, thread_parts: null }))))
-        .execute();
+      };
+    });
+    await db.insertInto('posts').values(posts).execute();
+    await db
+      .insertInto('post_targets')
+      .values(posts.flatMap((p) => accounts.map((account_id, position) => ({ post_id: p.id, account_id, position, fields: null, thread_parts: null }))))
+      .execute();
+  }
+  return userId;
+}
+
+/** Every post of the user published (or throws). */
+async function checkPublished(db: Kysely<Database>, userId: string): Promise<void> {
+  const left = await db.selectFrom('posts').select('id').where('user_id', '=', userId).where('status', '<>', 'published').execute();
+  if (left.length > 0) throw new Error(`${left.length} posts left unpublished`);
+}
+
+/** The posts and what they published gone, and the tables vacuumed, so each run starts on tables alike. */
+async function clear(db: Kysely<Database>): Promise<void> {
+  await sql`truncate posts, sandbox_outbox, webhook_events cascade`.execute(db);
+  await sql`vacuum analyze`.execute(db);
+}
+
+/**
+ * A backlog drained by running workers: the posts are written not yet due, the workers started,
+ * and then one statement makes all of them due at once (as after an outage), so what is timed is
+ * publishing, from that commit to the last target recorded published, not the processes' start-up.
+ */
+async function throughput(db: Kysely<Database>, env: Record<string, string>): Promise<void> {
+  const results: number[] = [];
+  for (const workers of [1, 2, 4]) {
+    const due = new Date(Date.now() - 1000);
+    const userId = await insertPosts(db, THROUGHPUT_POSTS, () => due);
+    await db.updateTable('posts').set({ next_check_at: null }).where('user_id', '=', userId).execute();
+    await sql`vacuum analyze posts`.execute(db);
+    const running = await startWorkers(db, workers, env);
+    let seconds: number;
+    try {
+      const start = Date.now();
+      await db.updateTable('posts').set({ next_check_at: due }).where('user_id', '=', userId).execute();
+      await untilPublished(db, userId, 900_000);
+      const last = await db
+        .selectFrom('post_targets as t')
+        .innerJoin('posts as p', 'p.id', 't.post_id')
+        .select((eb) => eb.fn.max('t.published_at').as('at'))
+        .where('p.user_id', '=', userId)
+        .executeTakeFirstOrThrow();
+      seconds = ((last.at?.getTime() ?? Number.NaN) - start) / 1000;
+    } finally {
+      await running.stop();
     }
-    const seconds = await drainWith(workers, env);
-    const left = await db.selectFrom('posts').select('id').where('user_id', '=', userId).where('status', '<>', 'published').execute();
-    if (left.length > 0) throw new Error(`${left.length} posts left unpublished`);
+    await checkPublished(db, userId);
+    await clear(db);
     results.push(THROUGHPUT_POSTS / seconds);
     console.log(
-      `${workers} herald worker --once: ${THROUGHPUT_POSTS} posts x 3 targets in ${seconds.toFixed(1)} s: ${(THROUGHPUT_POSTS / seconds).toFixed(0)} posts/s`,
+      `${workers} herald worker: ${THROUGHPUT_POSTS} posts x 3 targets in ${seconds.toFixed(1)} s: ${(THROUGHPUT_POSTS / seconds).toFixed(0)} posts/s`,
     );
   }
   const one = results[0] ?? Number.NaN;
   console.log(
     `scaling: 2 workers ${((results[1] ?? Number.NaN) / one).toFixed(2)}x, 4 workers ${((results[2] ?? Number.NaN) / one).toFixed(2)}x one worker's posts/s`,
   );
+}
+
+/** One running `herald worker`, posts coming due at `rate` a second: how long after scheduledAt each is published. */
+async function steady(db: Kysely<Database>, env: Record<string, string>, rate: number): Promise<void> {
+  const running = await startWorkers(db, 1, env);
+  try {
+    const count = rate * STEADY_SECONDS;
+    const first = Date.now() + 2000;
+    const userId = await insertPosts(db, count, (i) => new Date(first + (i * 1000) / rate));
+    await untilPublished(db, userId, first + STEADY_SECONDS * 1000 + STEADY_GRACE_MS - Date.now());
+    const rows = await db
+      .selectFrom('posts as p')
+      .innerJoin('post_targets as t', 't.post_id', 'p.id')
+      // A post is published when its last target is; null while any is not.
+      .select(['p.scheduled_at', sql<Date | null>`case when count(t.published_at) = count(*) then max(t.published_at) end`.as('published_at')])
+      .where('p.user_id', '=', userId)
+      .groupBy('p.id')
+      .execute();
+    // A post not yet published counts as published now: its delay is at least that.
+    const delays = rows.map((r) => (r.published_at?.getTime() ?? Date.now()) - (r.scheduled_at?.getTime() ?? Number.NaN));
+    const left = rows.filter((r) => r.published_at === null).length;
+    await clear(db);
+    console.log(
+      `steady state, 1 herald worker, ${rate} posts/s x 3 targets for ${STEADY_SECONDS} s (${count} posts): published after scheduledAt by p50 ${percentile(delays, 0.5).toFixed(0)} ms, p99 ${percentile(delays, 0.99).toFixed(0)} ms, max ${Math.max(...delays).toFixed(0)} ms${left > 0 ? `; NOT HELD: ${left} posts unpublished ${STEADY_GRACE_MS / 1000} s after the last came due` : ''}`,
+    );
+  } finally {
+    await running.stop();
+  }
 }
 
 const IDLE_SECONDS = 20;
@@ -217,9 +320,14 @@ async function main(): Promise<void> {
     await migrateToLatest(handle.db);
     if (url) await sql`truncate posts, users, accounts, sandbox_outbox cascade`.execute(handle.db);
     await latency(handle, dataDir);
-    if (url) await throughput(handle.db, url);
-    if (url) await idle(handle.db, url);
-    else console.log('throughput: set DATABASE_URL to a scratch Postgres database to measure several worker processes');
+    if (url) {
+      await buildHerald();
+      const env = { DATABASE_URL: url, HERALD_SECRET_KEY: randomBytes(32).toString('base64'), HERALD_DATA_DIR: tmpdir(), LOG_LEVEL: 'silent' };
+      await clear(handle.db);
+      if (process.env.BENCH_SKIP_THROUGHPUT !== 'true') await throughput(handle.db, env);
+      for (const rate of STEADY_RATES) await steady(handle.db, env, rate);
+      await idle(handle.db, url);
+    } else console.log('throughput: set DATABASE_URL to a scratch Postgres database to measure several worker processes');
   } finally {
     await handle.close();
     rmSync(dataDir, { recursive: true, force: true });

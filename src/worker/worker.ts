@@ -1,6 +1,6 @@
 import { errorName } from '../domain/errors.js';
 import type { Dependencies } from '../domain/dependencies.js';
-import { publishNextDuePost, takeNextDuePost } from '../domain/publishing/publication.js';
+import { publishDuePosts, takeDuePosts } from '../domain/publishing/publication.js';
 import { deliverNextDue, takeNextDueDelivery, type DeliveryDeps } from '../domain/webhooks/delivery.js';
 import { DUE_CHANNEL, selectNextDueWait, selectSoonestPostCheckAfter } from '../db/queries/publishing.js';
 import { selectNextDeliveryLeaseEnd, selectSoonestDeliveryDueAfter } from '../db/queries/webhooks.js';
@@ -25,6 +25,12 @@ const DRAIN_POLL_MS = 250;
  * (maxInFlightPerUser): a user whose receivers never answer leaves the rest to everyone else.
  */
 const DELIVERY_LANES = 16;
+/**
+ * The most due posts one claim takes: each step of a lane claims, publishes and records that many
+ * posts in a few statements, rather than a few statements per post. A worker's posts in hand are
+ * at most its lanes times this.
+ */
+export const CLAIM_BATCH = 64;
 
 export interface RunningWorker {
   /** Stops taking work and waits for what is in hand. */
@@ -64,7 +70,7 @@ export async function startWorker(deps: Dependencies, concurrency: number, annou
       'posts',
       concurrency,
       async () => {
-        const taken = await takeNextDuePost(deps);
+        const taken = await takeDuePosts(deps, CLAIM_BATCH);
         return typeof taken === 'string' ? taken : () => taken.publish();
       },
       (after) => selectSoonestPostCheckAfter(deps.db, after),
@@ -130,12 +136,12 @@ export async function drain(deps: Dependencies, concurrency: number): Promise<nu
   return counts.reduce((a, b) => a + b, 0);
 }
 
-/** Takes due posts one after another; returns how many times it took targets and published them. */
+/** Takes due posts a batch after another; returns how many posts it took targets of and published. */
 async function drainLane(deps: Dependencies): Promise<number> {
   let acted = 0;
   for (;;) {
-    const step = await publishNextDuePost(deps);
-    if (step === 'published') acted += 1;
+    const step = await publishDuePosts(deps, CLAIM_BATCH);
+    if (typeof step === 'number') acted += step;
     if (step !== 'none') continue;
     const wait = await selectNextDueWait(deps.db, deps.now());
     if (wait === null) return acted;

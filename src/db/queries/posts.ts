@@ -210,6 +210,21 @@ export async function selectPostContents(db: Kysely<Database>, postId: string): 
   return toPostContents(row);
 }
 
+/** These posts' targets and media ids, in one statement, by post id. */
+export async function selectContentsOfPosts(db: Kysely<Database>, postIds: readonly string[]): Promise<Map<string, PostContents>> {
+  if (postIds.length === 0) return new Map();
+  const rows = await contentsOfPosts(db, [...postIds]);
+  return new Map(rows.map(({ id, ...row }) => [id, toPostContents(row)]));
+}
+
+const contentsOfPosts = compiledOnce((db, postIds: string[]) =>
+  db
+    .selectFrom('posts')
+    .select('id')
+    .select([targetsOf(db, sql.ref('posts.id')).as('targets'), mediaIdsOf(db, sql.ref('posts.id')).as('media_ids')])
+    .where((eb) => eb('id', '=', eb.fn.any(eb.val(postIds)))),
+);
+
 const postWithContentsOwnedBy = compiledOnce((db, id: string, userId: string) =>
   db
     .selectFrom('posts')

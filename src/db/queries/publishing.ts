@@ -1,23 +1,41 @@
-import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import { sql, type Insertable, type Kysely, type RawBuilder, type Selectable, type Updateable } from 'kysely';
 import type { AccountRow } from './accounts.js';
 import type { MediaRow } from './media.js';
 import type { PostRow } from './posts.js';
-import type { Database, PostTargetsTable, TargetPartsTable } from '../schema.js';
+import type { Database, PostStatus, PostTargetsTable, TargetPartsTable } from '../schema.js';
 
 export type TargetRow = Selectable<PostTargetsTable>;
 export type PartRow = Selectable<TargetPartsTable>;
 
-/** Locks the post until the transaction ends: every change to a post's targets goes through this lock. */
-export async function selectPostForUpdate(db: Kysely<Database>, id: string): Promise<PostRow | undefined> {
-  return db.selectFrom('posts').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+/** Locks these posts until the transaction ends, in id order (so that two such locks cannot deadlock): every change to a post's targets goes through this lock. */
+export async function selectPostsForUpdate(db: Kysely<Database>, ids: readonly string[]): Promise<PostRow[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('posts').selectAll().where('id', 'in', ids).orderBy('id').forUpdate().execute();
 }
 
+/** A due post, and whether it has media (which is read only then). */
+export type DuePostRow = PostRow & { has_media: boolean };
+
 /**
- * Locks the next post a worker should look at now, skipping posts other workers hold, so that
- * many workers share the work; one step of posts_next_check_at_idx, whatever the backlog.
+ * Locks up to `limit` posts a worker should look at now, soonest first, skipping posts other
+ * workers hold, so that many workers share the work; a walk along posts_next_check_at_idx, whatever the backlog.
  */
-export async function selectNextDuePostForUpdate(db: Kysely<Database>, now: Date): Promise<PostRow | undefined> {
-  return db.selectFrom('posts').selectAll().where('next_check_at', '<=', now).orderBy('next_check_at').limit(1).forUpdate().skipLocked().executeTakeFirst();
+export async function selectDuePostsForUpdate(db: Kysely<Database>, now: Date, limit: number): Promise<DuePostRow[]> {
+  return db
+    .selectFrom('posts')
+    .selectAll()
+    .select((eb) =>
+      eb
+        .exists(eb.selectFrom('post_media').select('post_media.post_id').whereRef('post_media.post_id', '=', 'posts.id'))
+        .$castTo<boolean>()
+        .as('has_media'),
+    )
+    .where('next_check_at', '<=', now)
+    .orderBy('next_check_at')
+    .limit(limit)
+    .forUpdate()
+    .skipLocked()
+    .execute();
 }
 
 /**
@@ -54,6 +72,12 @@ export async function selectTargetsOfPost(db: Kysely<Database>, postId: string):
   return db.selectFrom('post_targets').selectAll().where('post_id', '=', postId).orderBy('position').execute();
 }
 
+/** The targets of these posts, each post's in order. */
+export async function selectTargetsOfPosts(db: Kysely<Database>, postIds: readonly string[]): Promise<TargetRow[]> {
+  if (postIds.length === 0) return [];
+  return db.selectFrom('post_targets').selectAll().where('post_id', 'in', postIds).orderBy('post_id').orderBy('position').execute();
+}
+
 export async function selectAccountsByIds(db: Kysely<Database>, ids: readonly string[]): Promise<AccountRow[]> {
   if (ids.length === 0) return [];
   return db.selectFrom('accounts').selectAll().where('id', 'in', ids).execute();
@@ -69,18 +93,24 @@ export async function lockAccountPacing(db: Kysely<Database>, ids: readonly stri
   return new Map(rows.map((r) => [r.id, r.next_publish_at]));
 }
 
-export async function selectMediaOfPost(db: Kysely<Database>, postId: string): Promise<MediaRow[]> {
+/** The media of these posts, each post's in order. */
+export async function selectMediaOfPosts(db: Kysely<Database>, postIds: readonly string[]): Promise<(MediaRow & { post_id: string })[]> {
+  if (postIds.length === 0) return [];
   return db
     .selectFrom('post_media')
     .innerJoin('media_assets', 'media_assets.id', 'post_media.media_id')
     .selectAll('media_assets')
-    .where('post_media.post_id', '=', postId)
+    .select('post_media.post_id')
+    .where('post_media.post_id', 'in', postIds)
+    .orderBy('post_media.post_id')
     .orderBy('post_media.position')
     .execute();
 }
 
-export async function selectPartsOfTarget(db: Kysely<Database>, postId: string, accountId: string): Promise<PartRow[]> {
-  return db.selectFrom('target_parts').selectAll().where('post_id', '=', postId).where('account_id', '=', accountId).orderBy('position').execute();
+/** The parts of these posts' targets, each target's in order. */
+export async function selectPartsOfPosts(db: Kysely<Database>, postIds: readonly string[]): Promise<PartRow[]> {
+  if (postIds.length === 0) return [];
+  return db.selectFrom('target_parts').selectAll().where('post_id', 'in', postIds).orderBy('post_id').orderBy('account_id').orderBy('position').execute();
 }
 
 export async function insertPartsIfMissing(db: Kysely<Database>, parts: Insertable<TargetPartsTable>[]): Promise<void> {
@@ -110,23 +140,138 @@ export async function updateTarget(db: Kysely<Database>, postId: string, account
   await db.updateTable('post_targets').set(values).where('post_id', '=', postId).where('account_id', '=', accountId).execute();
 }
 
-/** Updates a target only if it is still in the attempt the caller made; false when another worker took it over. */
-export async function updateTargetOfAttempt(
+/**
+ * Rows written side by side in one statement: each column's values go as one array, unnested into
+ * rows (`v`) that the statement joins on its keys; the statement is the same however many rows.
+ */
+type Column = readonly [name: string, type: 'text' | 'int' | 'boolean' | 'timestamptz', values: readonly unknown[]];
+
+function unnested(columns: readonly Column[]): RawBuilder<unknown> {
+  const arrays = columns.map(([, type, values]) => sql`${values}::${sql.raw(type)}[]`);
+  return sql`unnest(${sql.join(arrays)}) as v(${sql.join(columns.map(([name]) => sql.ref(name)))})`;
+}
+
+/** `column = v.column` for each column set. */
+function setFromRows(columns: readonly Column[]): RawBuilder<unknown> {
+  return sql.join(columns.map(([name]) => sql`${sql.ref(name)} = ${sql.ref(`v.${name}`)}`));
+}
+
+/** The SQL type of each post_targets column the publishing road writes. */
+const TARGET_COLUMN_TYPES = {
+  state: 'text',
+  attempts: 'int',
+  first_attempt_at: 'timestamptz',
+  lease_until: 'timestamptz',
+  in_doubt: 'boolean',
+  awaiting_platform: 'boolean',
+  next_attempt_at: 'timestamptz',
+  error_category: 'text',
+  error_message: 'text',
+  platform_post_id: 'text',
+  url: 'text',
+  published_at: 'timestamptz',
+} as const;
+
+export type TargetValues = { [K in keyof typeof TARGET_COLUMN_TYPES]?: Updateable<PostTargetsTable>[K] };
+
+export interface TargetUpdate {
+  postId: string;
+  accountId: string;
+  values: TargetValues;
+  /** Only if the target is still publishing in this attempt (another worker may have taken it over since). */
+  attempt?: number;
+}
+
+/**
+ * Writes these targets' values, one statement for each set of columns written (and whether an
+ * attempt is checked); the keys (`post_id|account_id`) of the targets it wrote.
+ */
+export async function updateTargets(db: Kysely<Database>, updates: readonly TargetUpdate[]): Promise<Set<string>> {
+  const groups = new Map<string, TargetUpdate[]>();
+  for (const update of updates) {
+    const shape = `${update.attempt === undefined ? '' : 'attempt:'}${Object.keys(update.values).sort().join(',')}`;
+    groups.set(shape, [...(groups.get(shape) ?? []), update]);
+  }
+  const written = new Set<string>();
+  for (const group of groups.values()) {
+    const names = Object.keys(group[0]?.values ?? {}).sort() as (keyof TargetValues)[];
+    const checked = group[0]?.attempt !== undefined;
+    const values: Column[] = names.map((name) => [name, TARGET_COLUMN_TYPES[name], group.map((u) => u.values[name] ?? null)]);
+    const keys: Column[] = [
+      ['post_id', 'text', group.map((u) => u.postId)],
+      ['account_id', 'text', group.map((u) => u.accountId)],
+      ...(checked ? [['attempt', 'int', group.map((u) => u.attempt)] as const] : []),
+    ];
+    const attemptCheck = checked ? sql`and t.state = 'publishing' and t.attempts = v.attempt` : sql``;
+    const result = await sql<{ post_id: string; account_id: string }>`
+      update post_targets as t set ${setFromRows(values)} from ${unnested([...keys, ...values])}
+      where t.post_id = v.post_id and t.account_id = v.account_id ${attemptCheck}
+      returning t.post_id, t.account_id`.execute(db);
+    for (const row of result.rows) written.add(targetKey(row.post_id, row.account_id));
+  }
+  return written;
+}
+
+/** How updateTargets names a target. */
+export function targetKey(postId: string, accountId: string): string {
+  return `${postId}|${accountId}`;
+}
+
+/** Writes what was published of these parts, in one statement. */
+export async function updatePartResults(
   db: Kysely<Database>,
-  postId: string,
-  accountId: string,
-  attempt: number,
-  values: Updateable<PostTargetsTable>,
-): Promise<boolean> {
-  const result = await db
-    .updateTable('post_targets')
-    .set(values)
-    .where('post_id', '=', postId)
-    .where('account_id', '=', accountId)
-    .where('state', '=', 'publishing')
-    .where('attempts', '=', attempt)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  parts: readonly Pick<PartRow, 'post_id' | 'account_id' | 'position' | 'platform_post_id' | 'url' | 'cid' | 'published_at'>[],
+): Promise<void> {
+  if (parts.length === 0) return;
+  const values: Column[] = [
+    ['platform_post_id', 'text', parts.map((p) => p.platform_post_id)],
+    ['url', 'text', parts.map((p) => p.url)],
+    ['cid', 'text', parts.map((p) => p.cid)],
+    ['published_at', 'timestamptz', parts.map((p) => p.published_at)],
+  ];
+  const keys: Column[] = [
+    ['post_id', 'text', parts.map((p) => p.post_id)],
+    ['account_id', 'text', parts.map((p) => p.account_id)],
+    ['position', 'int', parts.map((p) => p.position)],
+  ];
+  await sql`
+    update target_parts as p set ${setFromRows(values)} from ${unnested([...keys, ...values])}
+    where p.post_id = v.post_id and p.account_id = v.account_id and p.position = v.position`.execute(db);
+}
+
+export interface PostUpdate {
+  id: string;
+  /** The new status and when it changed; absent: left as they are. */
+  status?: { status: PostStatus; updatedAt: Date };
+  /** The next look; absent: left as it is. */
+  nextCheckAt?: Date | null;
+}
+
+/** Writes these posts' status and next look, in one statement. */
+export async function updatePosts(db: Kysely<Database>, updates: readonly PostUpdate[]): Promise<void> {
+  if (updates.length === 0) return;
+  const rows = unnested([
+    ['id', 'text', updates.map((u) => u.id)],
+    ['status', 'text', updates.map((u) => u.status?.status ?? null)],
+    ['updated_at', 'timestamptz', updates.map((u) => u.status?.updatedAt ?? null)],
+    ['keep_check', 'boolean', updates.map((u) => u.nextCheckAt === undefined)],
+    ['next_check_at', 'timestamptz', updates.map((u) => u.nextCheckAt ?? null)],
+  ]);
+  await sql`
+    update posts as p set status = coalesce(v.status, p.status), updated_at = coalesce(v.updated_at, p.updated_at),
+      next_check_at = case when v.keep_check then p.next_check_at else v.next_check_at end
+    from ${rows} where p.id = v.id`.execute(db);
+}
+
+/** Sets these accounts' next_publish_at, in id order (as lockAccountPacing locks them). */
+export async function updateAccountsPacing(db: Kysely<Database>, pacing: ReadonlyMap<string, Date>): Promise<void> {
+  if (pacing.size === 0) return;
+  const ids = [...pacing.keys()].sort();
+  const rows = unnested([
+    ['id', 'text', ids],
+    ['next_publish_at', 'timestamptz', ids.map((id) => pacing.get(id))],
+  ]);
+  await sql`update accounts as a set next_publish_at = v.next_publish_at from ${rows} where a.id = v.id`.execute(db);
 }
 
 export async function updatePost(db: Kysely<Database>, id: string, values: Updateable<Database['posts']>): Promise<void> {

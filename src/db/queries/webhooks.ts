@@ -53,11 +53,21 @@ export async function deleteEndpointOwnedBy(db: Kysely<Database>, id: string, us
 
 /** The owner's enabled endpoints and the event types each wants. */
 export async function selectEnabledEndpoints(db: Kysely<Database>, userId: string): Promise<Pick<EndpointRow, 'id' | 'event_types'>[]> {
-  return db.selectFrom('webhook_endpoints').select(['id', 'event_types']).where('user_id', '=', userId).where('enabled', '=', true).execute();
+  return selectEnabledEndpointsOfUsers(db, [userId]);
 }
 
-export async function insertEvent(db: Kysely<Database>, row: Insertable<WebhookEventsTable>): Promise<void> {
-  await db.insertInto('webhook_events').values(row).execute();
+/** The enabled endpoints of these owners, with the event types each wants. */
+export async function selectEnabledEndpointsOfUsers(
+  db: Kysely<Database>,
+  userIds: readonly string[],
+): Promise<Pick<EndpointRow, 'id' | 'user_id' | 'event_types'>[]> {
+  if (userIds.length === 0) return [];
+  return db.selectFrom('webhook_endpoints').select(['id', 'user_id', 'event_types']).where('user_id', 'in', userIds).where('enabled', '=', true).execute();
+}
+
+export async function insertEvents(db: Kysely<Database>, rows: Insertable<WebhookEventsTable>[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db.insertInto('webhook_events').values(rows).execute();
 }
 
 export async function insertDeliveries(db: Kysely<Database>, rows: Insertable<WebhookDeliveriesTable>[]): Promise<void> {

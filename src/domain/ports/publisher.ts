@@ -1,4 +1,6 @@
 import type { Readable } from 'node:stream';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
 
 /**
  * What a platform client does for the publishing road. The domain decides when and what to
@@ -38,6 +40,14 @@ export interface Publisher<C = unknown> {
    * part is the thread's root). Never throws: every failure is an outcome.
    */
   publish(request: PublishRequest<C>, hooks: PublishHooks<C>): Promise<PublishOutcome>;
+  /**
+   * For a platform inside Herald's own database (the sandbox's outbox): publishes these requests,
+   * as `publish` would, in the transaction that records their outcomes, so that each call commits
+   * with its outcome or not at all, and none is ever in doubt. One outcome per request, in order.
+   * Rejects when it cannot write: nothing of the transaction commits, and the targets are taken
+   * again when their lease ends.
+   */
+  publishWithOutcomes?(trx: Kysely<Database>, requests: readonly PublishRequest<C>[]): Promise<PublishOutcome[]>;
 }
 
 /** The publisher of a platform whose accounts connect with credentials a person pastes (Bluesky, Mastodon). */

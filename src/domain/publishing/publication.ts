@@ -7,26 +7,30 @@ import {
   lockAccountPacing,
   markNeedsReconnect,
   selectAccountsByIds,
-  selectMediaOfPost,
-  selectNextDuePostForUpdate,
-  selectPartsOfTarget,
-  selectPostForUpdate,
-  selectTargetsOfPost,
-  updateAccount,
+  selectDuePostsForUpdate,
+  selectMediaOfPosts,
+  selectPartsOfPosts,
+  selectPostsForUpdate,
+  selectTargetsOfPosts,
+  targetKey,
+  updateAccountsPacing,
   updatePart,
-  updatePost,
-  updateTarget,
-  updateTargetOfAttempt,
+  updatePartResults,
+  updatePosts,
+  updateTargets,
+  type DuePostRow,
   type PartRow,
+  type PostUpdate,
   type TargetRow,
+  type TargetUpdate,
 } from '../../db/queries/publishing.js';
 import type { Database } from '../../db/schema.js';
-import type { MediaToPublish, PublishHooks, PublishOutcome, PublishRequest } from '../ports/publisher.js';
+import type { MediaToPublish, PublishHooks, PublishOutcome, Publisher, PublishRequest } from '../ports/publisher.js';
 import { errorName } from '../errors.js';
 import { toMediaFacts } from '../media/media-view.js';
 import { publicMediaUrl } from '../media/public-media.js';
 import type { Dependencies } from '../dependencies.js';
-import { emitPublishingEvents, type PublishingChange } from '../webhooks/events.js';
+import { emitPublishingEventsOf, type PublishingChange } from '../webhooks/events.js';
 import { partTexts } from './parts.js';
 import { accountsOutOfReach } from './reach.js';
 import { summarisePostStatus } from './status.js';
@@ -42,13 +46,18 @@ import {
   settledEventOf,
   standing,
   tooLateBy,
+  wakeOf,
 } from './target-machine.js';
 import { refreshCredentials } from './token-source.js';
 
 /*
- * One publication of a due post, in three steps: claim its targets (in the post's lock), call
- * their platforms (no lock held), record each outcome (in the post's lock again). What each step
- * decides is target-machine.ts's; this file reads and writes what those decisions need.
+ * The publication of due posts, many at a time, in three steps: claim their targets (in the
+ * posts' locks, one transaction for all of them), call their platforms (no lock held), record each
+ * outcome (in the posts' lock again). A platform inside Herald's own database (the sandbox) is
+ * called in the claim's transaction, its outcomes written with the call: nothing is left in doubt,
+ * and a post on it is published in one transaction. What each step decides is target-machine.ts's;
+ * this file reads and writes what those decisions need, each read or write one statement for all
+ * the posts in hand.
  */
 
 /** A target a worker holds: the attempt it made, and what it needs to call the platform. */
@@ -65,93 +74,256 @@ interface Claim {
   media: MediaRow[];
 }
 
+/** Posts a claim took targets of: `publish` calls their platforms and records the outcomes (never throws). */
+export interface TakenPosts {
+  posts: number;
+  publish(): Promise<void>;
+}
+
 /**
- * Acts on the next due post no other worker holds: `published` when it took targets and called
- * their platforms, `settled` when it found nothing to take after all (another worker took them
- * in between), `none` when no post is due.
+ * Acts on up to `limit` due posts no other worker holds: how many it took targets of and called
+ * their platforms for, `settled` when it found nothing to take after all (another worker took
+ * them in between), `none` when no post is due.
  */
-export async function publishNextDuePost(deps: Dependencies): Promise<'published' | 'settled' | 'none'> {
-  const taken = await takeNextDuePost(deps);
-  if (taken === 'none' || taken === 'settled') return taken;
+export async function publishDuePosts(deps: Dependencies, limit: number): Promise<number | 'settled' | 'none'> {
+  const taken = await takeDuePosts(deps, limit);
+  if (typeof taken === 'string') return taken;
   await taken.publish();
-  return 'published';
+  return taken.posts;
 }
 
-/** As publishNextDuePost, returning once the targets are taken: `publish` then calls their platforms. */
-export async function takeNextDuePost(deps: Dependencies): Promise<'settled' | 'none' | { publish(): Promise<void> }> {
-  const claim = await deps.db.transaction().execute(async (trx) => {
-    const post = await selectNextDuePostForUpdate(trx, deps.now());
-    return post === undefined ? undefined : claimTargets(trx, deps, post);
+/** One due post at a time (a step a test can watch): `published` when it took targets of one and called their platforms. */
+export async function publishNextDuePost(deps: Dependencies): Promise<'published' | 'settled' | 'none'> {
+  const step = await publishDuePosts(deps, 1);
+  return typeof step === 'number' ? 'published' : step;
+}
+
+/** As publishDuePosts, returning once the targets are taken: `publish` then calls their platforms. */
+export async function takeDuePosts(deps: Dependencies, limit: number): Promise<'settled' | 'none' | TakenPosts> {
+  const claimed = await deps.db.transaction().execute(async (trx) => {
+    const posts = await selectDuePostsForUpdate(trx, deps.now(), limit);
+    return posts.length === 0 ? undefined : claimTargets(trx, deps, posts);
   });
-  if (claim === undefined) return 'none';
-  if (claim === null) return 'settled';
-  return { publish: () => publishClaim(deps, claim) };
+  if (claimed === undefined) return 'none';
+  if (claimed.posts === 0) return 'settled';
+  const { claims } = claimed;
+  return { posts: claimed.posts, publish: () => publishClaims(deps, claims) };
+}
+
+/** Groups rows by a key, keeping their order. */
+function groupBy<T, K = string>(rows: readonly T[], key: (row: T) => K): Map<K, T[]> {
+  const groups = new Map<K, T[]>();
+  for (const row of rows) {
+    const group = groups.get(key(row));
+    if (group === undefined) groups.set(key(row), [row]);
+    else group.push(row);
+  }
+  return groups;
+}
+
+/** What a claim did: the posts it took targets of, and what is left to call (targets of platforms outside Herald's database). */
+interface Claimed {
+  posts: number;
+  claims: Claim[];
+}
+
+/** A target taken, before its platform is called. */
+interface Taking {
+  post: PostRow;
+  target: TargetRow;
+  account: AccountRow;
+  attempt: number;
+  attemptedBefore: boolean;
 }
 
 /**
- * Inside the post's lock: settles the targets that cannot go out (a disconnected account, one the
- * post's owner no longer reaches, a post too late), takes the ones that can, records the attempt
- * before any platform call, and sets when a worker next looks at the post: the next time
+ * Inside the posts' locks: settles the targets that cannot go out (a disconnected account, one the
+ * post's owner no longer reaches, a post too late), takes the ones that can, records the attempts
+ * before any platform call, and sets when a worker next looks at each post: the next time
  * something is due (a lease running out is such a time, so a worker that dies mid-call is followed
- * up). Null when nothing could be taken now.
+ * up). Targets of a platform inside Herald's database (the sandbox) are published here too, their
+ * call and outcome written in this transaction: nothing of them is left to a lease.
  */
-async function claimTargets(trx: Kysely<Database>, deps: Dependencies, post: PostRow): Promise<Claim | null> {
+async function claimTargets(trx: Kysely<Database>, deps: Dependencies, due: DuePostRow[]): Promise<Claimed> {
   const now = deps.now();
-  // A next_check_at that no longer matches the post (it was edited in between) is put right, so it is not taken again.
-  if (post.status !== 'scheduled' && post.status !== 'publishing') {
-    await updatePost(trx, post.id, { next_check_at: null });
-    return null;
-  }
-  if (post.scheduled_at === null || post.scheduled_at > now) {
-    await updatePost(trx, post.id, { next_check_at: post.scheduled_at });
-    return null;
-  }
+  const postUpdates: PostUpdate[] = [];
+  const posts = due.flatMap(({ has_media, ...post }) => {
+    // A next_check_at that no longer matches the post (it was edited in between) is put right, so it is not taken again.
+    if (post.status !== 'scheduled' && post.status !== 'publishing') postUpdates.push({ id: post.id, nextCheckAt: null });
+    else if (post.scheduled_at === null || post.scheduled_at > now) postUpdates.push({ id: post.id, nextCheckAt: post.scheduled_at });
+    else return [{ post: { ...post, scheduled_at: post.scheduled_at }, hasMedia: has_media }];
+    return [];
+  });
 
-  const targets = await selectTargetsOfPost(trx, post.id);
-  const accounts = new Map(
-    (
-      await selectAccountsByIds(
-        trx,
-        targets.map((t) => t.account_id),
-      )
-    ).map((a) => [a.id, a]),
+  const targetsOf = groupBy(
+    await selectTargetsOfPosts(
+      trx,
+      posts.map(({ post }) => post.id),
+    ),
+    (t) => t.post_id,
   );
+  const accountIds = [...new Set([...targetsOf.values()].flat().map((t) => t.account_id))];
+  const accounts = new Map((await selectAccountsByIds(trx, accountIds)).map((a) => [a.id, a]));
   // Live accounts are paced: their pacing is read under a lock, so concurrent claims take turns.
   const live = [...accounts.values()].filter((a) => a.mode === 'live').map((a) => a.id);
   for (const [id, nextPublishAt] of await lockAccountPacing(trx, live)) {
     const account = accounts.get(id);
     if (account !== undefined) account.next_publish_at = nextPublishAt;
   }
-  const outOfReach = await accountsOutOfReach(trx, post.user_id, [...accounts.values()]);
-  const lateBy = tooLateBy({ status: post.status, scheduled_at: post.scheduled_at }, now, deps.settings);
-  const claimed: ClaimedTarget[] = [];
-  const wakeTimes: Date[] = [];
-  const settledTargets: PublishingChange['settledTargets'] = [];
+  const outOfReach = new Map<string, Set<string>>();
+  for (const [userId, ofUser] of groupBy(posts, ({ post }) => post.user_id)) {
+    const reached = new Set(ofUser.flatMap(({ post }) => (targetsOf.get(post.id) ?? []).map((t) => t.account_id)));
+    outOfReach.set(
+      userId,
+      await accountsOutOfReach(
+        trx,
+        userId,
+        [...reached].flatMap((id) => accounts.get(id) ?? []),
+      ),
+    );
+  }
 
-  for (const target of targets) {
-    const account = accounts.get(target.account_id);
-    if (account === undefined) throw new Error(`account ${target.account_id} of ${post.id} is missing`);
-    const step = claimStep(target, account, { now, outOfReach: outOfReach.has(account.id), lateBy, settings: deps.settings });
-    if (step.kind === 'wait') {
-      if (step.wakeAt !== null) wakeTimes.push(step.wakeAt);
-      continue;
-    }
-    if (step.kind === 'refuse') {
-      await updateTarget(trx, post.id, target.account_id, step.values);
+  const targetUpdates = new Map<string, TargetUpdate>();
+  const pacing = new Map<string, Date>();
+  const waits = new Map<string, Date[]>();
+  const settled = new Map<string, PublishingChange['settledTargets']>();
+  const taken: Taking[] = [];
+  for (const { post } of posts) {
+    const lateBy = tooLateBy(post, now, deps.settings);
+    const wakeTimes: Date[] = [];
+    const settledTargets: PublishingChange['settledTargets'] = [];
+    for (const target of targetsOf.get(post.id) ?? []) {
+      const account = accounts.get(target.account_id);
+      if (account === undefined) throw new Error(`account ${target.account_id} of ${post.id} is missing`);
+      const step = claimStep(target, account, { now, outOfReach: outOfReach.get(post.user_id)?.has(account.id) ?? false, lateBy, settings: deps.settings });
+      if (step.kind === 'wait') {
+        if (step.wakeAt !== null) wakeTimes.push(step.wakeAt);
+        continue;
+      }
+      const attemptedBefore = target.attempts > 0;
+      targetUpdates.set(targetKey(post.id, target.account_id), { postId: post.id, accountId: target.account_id, values: step.values });
       Object.assign(target, step.values);
-      settledTargets.push({ accountId: target.account_id, type: 'target.failed' });
-      continue;
+      if (step.kind === 'refuse') {
+        settledTargets.push({ accountId: target.account_id, type: 'target.failed' });
+        continue;
+      }
+      // The next target of this account, in this claim or another, waits for the pace.
+      if (step.nextPublishAt !== null) {
+        account.next_publish_at = step.nextPublishAt;
+        pacing.set(account.id, step.nextPublishAt);
+      }
+      taken.push({ post, target, attempt: step.values.attempts, account, attemptedBefore });
     }
-    const publisher = deps.publishers.for(account);
-    const texts = partTexts({ caption: target.caption_override ?? post.caption, threadParts: target.thread_parts, firstComment: post.first_comment });
-    // Material is chosen once, before the first call, and kept: every retry repeats the same call.
-    await insertPartsIfMissing(
+    waits.set(post.id, wakeTimes);
+    settled.set(post.id, settledTargets);
+  }
+
+  const { parts, fresh } = await chooseParts(trx, deps, taken, now);
+  const withMedia = new Set(taken.map(({ post }) => post.id));
+  const media = groupBy(
+    await selectMediaOfPosts(
       trx,
-      texts.map((_, position) => {
-        const material = publisher?.newPartMaterial(now) ?? { key: `${post.id}.${target.account_id}.${position}`, createdAt: now.toISOString() };
-        return {
+      posts.filter(({ post, hasMedia }) => hasMedia && withMedia.has(post.id)).map(({ post }) => post.id),
+    ),
+    (m) => m.post_id,
+  );
+  const claimOf = new Map<string, Claim>();
+  const calls: { claim: Claim; claimed: ClaimedTarget }[] = [];
+  for (const { post, target, account, attempt } of taken) {
+    const claim = claimOf.get(post.id) ?? { post, targets: [], media: media.get(post.id) ?? [] };
+    claimOf.set(post.id, claim);
+    calls.push({ claim, claimed: { target, attempt, account, parts: parts.get(targetKey(post.id, account.id)) ?? [] } });
+  }
+
+  // A platform inside Herald's database is called now: its outcomes are written over the attempts, with the call.
+  const partResults: Parameters<typeof updatePartResults>[1][number][] = [];
+  const freshByKey = new Map(fresh.map((row) => [`${targetKey(row.post_id, row.account_id)}|${row.position}`, row]));
+  for (const [publisher, items] of inDatabase(deps, calls)) {
+    const requests = items.map(({ claim, claimed }) => requestOf(deps, claim, claimed, null));
+    const outcomes = (await publisher.publishWithOutcomes?.(trx, requests)) ?? [];
+    for (const [i, { claim, claimed }] of items.entries()) {
+      const outcome = outcomes[i] ?? publisherThrew();
+      const values = outcomeValues(deps.settings, claimed.target, outcome, now);
+      const key = targetKey(claim.post.id, claimed.account.id);
+      const update = targetUpdates.get(key);
+      if (update !== undefined) update.values = { ...update.values, ...values };
+      Object.assign(claimed.target, values);
+      const event = settledEventOf(values);
+      if (event !== null) settled.get(claim.post.id)?.push({ accountId: claimed.account.id, type: event });
+      if (outcome.kind !== 'published') continue;
+      for (const [position, part] of outcome.parts.entries()) {
+        const result = { post_id: claim.post.id, account_id: claimed.account.id, position, ...partResult(part, now) };
+        const chosen = freshByKey.get(`${key}|${position}`);
+        // A part chosen now is written with its result; one an earlier attempt chose is updated.
+        if (chosen === undefined) partResults.push(result);
+        else Object.assign(chosen, result);
+      }
+    }
+  }
+  await insertPartsIfMissing(trx, fresh);
+  await updatePartResults(trx, partResults);
+
+  const changes: PublishingChange[] = [];
+  for (const { post } of posts) {
+    const targets = targetsOf.get(post.id) ?? [];
+    const status = summarisePostStatus(targets.map(standing));
+    // Taken targets wake the post when their lease ends (or their outcome's retry comes); waiting ones when they may go.
+    const wakeTimes = [...(waits.get(post.id) ?? []), ...(claimOf.has(post.id) ? targets.flatMap((t) => wakeOf(t) ?? []) : [])];
+    postUpdates.push({ id: post.id, status: { status, updatedAt: now }, nextCheckAt: nextCheckAt(status, wakeTimes) });
+    changes.push({ post: { ...post, status, updated_at: now }, previousStatus: post.status, settledTargets: settled.get(post.id) ?? [], needsReconnect: [] });
+    const claim = claimOf.get(post.id);
+    if (claim !== undefined) claim.post = { ...post, status };
+  }
+  await updateTargets(trx, [...targetUpdates.values()]);
+  await updateAccountsPacing(trx, pacing);
+  await updatePosts(trx, postUpdates);
+  await emitPublishingEventsOf(trx, changes, now);
+
+  for (const { claim, claimed } of calls) if (!isInDatabase(deps, claimed)) claim.targets.push(claimed);
+  return { posts: claimOf.size, claims: [...claimOf.values()].filter((claim) => claim.targets.length > 0) };
+}
+
+/** Whether a target's platform is inside Herald's database (publishWithOutcomes): called in the transaction that writes its outcome. */
+function isInDatabase(deps: Dependencies, claimed: ClaimedTarget): boolean {
+  return claimed.account.mode !== 'live' && deps.publishers.for(claimed.account)?.publishWithOutcomes !== undefined;
+}
+
+/** The targets whose platform is inside Herald's database, by their publisher. */
+function inDatabase(
+  deps: Dependencies,
+  calls: readonly { claim: Claim; claimed: ClaimedTarget }[],
+): Map<Publisher, { claim: Claim; claimed: ClaimedTarget }[]> {
+  return groupBy(
+    calls.filter(({ claimed }) => isInDatabase(deps, claimed)),
+    ({ claimed }) => deps.publishers.for(claimed.account),
+  ) as Map<Publisher, { claim: Claim; claimed: ClaimedTarget }[]>;
+}
+
+/**
+ * The parts of the targets taken, by target: those an earlier attempt chose, and the rest chosen
+ * now (`fresh`, written by the caller). Material is chosen once, before the first call, and kept:
+ * every retry repeats the same call. A target never attempted has no parts yet, so only earlier
+ * attempts' are read.
+ */
+async function chooseParts(
+  trx: Kysely<Database>,
+  deps: Dependencies,
+  taken: readonly Taking[],
+  now: Date,
+): Promise<{ parts: Map<string, PartRow[]>; fresh: PartRow[] }> {
+  const attempted = [...new Set(taken.filter((t) => t.attemptedBefore).map(({ post }) => post.id))];
+  const existing = groupBy(await selectPartsOfPosts(trx, attempted), (p) => targetKey(p.post_id, p.account_id));
+  const fresh: PartRow[] = taken.flatMap(({ post, target, account }) => {
+    const publisher = deps.publishers.for(account);
+    const have = new Set((existing.get(targetKey(post.id, account.id)) ?? []).map((p) => p.position));
+    const texts = partTexts({ caption: target.caption_override ?? post.caption, threadParts: target.thread_parts, firstComment: post.first_comment });
+    return texts.flatMap((_, position) => {
+      if (have.has(position)) return [];
+      const material = publisher?.newPartMaterial(now) ?? { key: `${post.id}.${account.id}.${position}`, createdAt: now.toISOString() };
+      return [
+        {
           post_id: post.id,
-          account_id: target.account_id,
+          account_id: account.id,
           position,
           material_key: material.key,
           material_created_at: material.createdAt,
@@ -159,65 +331,36 @@ async function claimTargets(trx: Kysely<Database>, deps: Dependencies, post: Pos
           url: null,
           cid: null,
           published_at: null,
-        };
-      }),
-    );
-    await updateTarget(trx, post.id, target.account_id, step.values);
-    Object.assign(target, step.values);
-    if (step.nextPublishAt !== null) await updateAccount(trx, account.id, { next_publish_at: step.nextPublishAt });
-    wakeTimes.push(step.wakeAt);
-    claimed.push({ target, attempt: step.values.attempts, account, parts: await selectPartsOfTarget(trx, post.id, target.account_id) });
-  }
-
-  const status = summarisePostStatus(targets.map(standing));
-  await updatePost(trx, post.id, { status, updated_at: now, next_check_at: nextCheckAt(status, wakeTimes) });
-  await emitPublishingEvents(trx, { post: { ...post, status, updated_at: now }, previousStatus: post.status, settledTargets, needsReconnect: [] }, now);
-  if (claimed.length === 0) return null;
-  return { post: { ...post, status }, targets: claimed, media: await selectMediaOfPost(trx, post.id) };
+          progress: null,
+        },
+      ];
+    });
+  });
+  const parts = groupBy([...[...existing.values()].flat(), ...fresh], (p) => targetKey(p.post_id, p.account_id));
+  for (const group of parts.values()) group.sort((a, b) => a.position - b.position);
+  return { parts, fresh };
 }
 
-/** Calls the platforms for every target taken, side by side, and records each outcome. Never throws. */
-async function publishClaim(deps: Dependencies, claim: Claim): Promise<void> {
-  await Promise.all(claim.targets.map((claimed) => publishTarget(deps, claim, claimed)));
+/** Calls the platforms of the targets taken, side by side, and records each outcome as it comes. Never throws. */
+async function publishClaims(deps: Dependencies, claims: readonly Claim[]): Promise<void> {
+  await Promise.all(claims.flatMap((claim) => claim.targets.map((claimed) => publishTarget(deps, claim, claimed))));
 }
 
 async function publishTarget(deps: Dependencies, claim: Claim, claimed: ClaimedTarget): Promise<void> {
-  const { post } = claim;
-  const { target, account, attempt } = claimed;
   const outcome = await callPlatform(deps, claim, claimed).catch((error: unknown): PublishOutcome => {
-    deps.log.error({ postId: post.id, accountId: account.id, errorName: errorName(error) }, 'publisher threw');
+    deps.log.error({ postId: claim.post.id, accountId: claimed.account.id, errorName: errorName(error) }, 'publisher threw');
     return publisherThrew();
   });
-  // Nothing after the platform call may fail the step that made it: if this write fails, the target
-  // stays publishing, its lease runs out, and the next attempt repeats the same (idempotent) call.
-  await recordOutcome(deps, post.id, target, account, attempt, outcome).catch((error: unknown) => {
-    deps.log.error(
-      { postId: post.id, accountId: account.id, errorName: errorName(error) },
-      'could not record a publishing outcome; the target will be retried when its lease ends',
-    );
-  });
+  await recordOutcomes(deps, [{ claim, claimed, outcome }]);
 }
 
-async function callPlatform(deps: Dependencies, claim: Claim, claimed: ClaimedTarget): Promise<PublishOutcome> {
+/** What a platform is asked to publish for a target taken. */
+function requestOf(deps: Dependencies, claim: Claim, claimed: ClaimedTarget, credentials: unknown): PublishRequest<unknown> {
   const { post } = claim;
   const { target, account, parts } = claimed;
-  const publisher = deps.publishers.for(account);
-  if (publisher === undefined) {
-    return failedForGood('system_error', `This Herald cannot publish to ${account.platform} ${account.mode} accounts`);
-  }
-  let credentials: unknown = null;
-  if (account.mode === 'live') {
-    if (account.credentials === null) return failedForGood('auth_expired', 'The account has no stored credentials; connect it again');
-    try {
-      credentials = deps.vault.open(account.credentials);
-    } catch (error) {
-      return failedForGood('system_error', error instanceof Error ? error.message : 'The stored credentials cannot be read');
-    }
-  }
-  let version = account.credentials_version;
   const texts = partTexts({ caption: target.caption_override ?? post.caption, threadParts: target.thread_parts, firstComment: post.first_comment });
   const media = claim.media.map((row) => toMediaToPublish(deps, row));
-  const request: PublishRequest<unknown> = {
+  return {
     account: { id: account.id, platform: account.platform, username: account.username, platformUserId: account.platform_user_id },
     credentials,
     parts: parts.map((part) => ({
@@ -234,6 +377,26 @@ async function callPlatform(deps: Dependencies, claim: Claim, claimed: ClaimedTa
     inDoubt: target.in_doubt,
     now: deps.now(),
   };
+}
+
+async function callPlatform(deps: Dependencies, claim: Claim, claimed: ClaimedTarget): Promise<PublishOutcome> {
+  const { post } = claim;
+  const { account } = claimed;
+  const publisher = deps.publishers.for(account);
+  if (publisher === undefined) {
+    return failedForGood('system_error', `This Herald cannot publish to ${account.platform} ${account.mode} accounts`);
+  }
+  let credentials: unknown = null;
+  if (account.mode === 'live') {
+    if (account.credentials === null) return failedForGood('auth_expired', 'The account has no stored credentials; connect it again');
+    try {
+      credentials = deps.vault.open(account.credentials);
+    } catch (error) {
+      return failedForGood('system_error', error instanceof Error ? error.message : 'The stored credentials cannot be read');
+    }
+  }
+  let version = account.credentials_version;
+  const request = requestOf(deps, claim, claimed, credentials);
   const hooks: PublishHooks<unknown> = {
     async refreshCredentials(refresh) {
       const refreshed = await refreshCredentials(deps, account.id, version, refresh, publisher.credentialsEndAt?.bind(publisher));
@@ -279,49 +442,84 @@ function toMediaToPublish(deps: Pick<Dependencies, 'storage' | 'publicMedia'>, r
   };
 }
 
-/** Writes one target's outcome over the attempt that made it, and the post's status, in the post's lock. */
-async function recordOutcome(
-  deps: Dependencies,
-  postId: string,
-  target: TargetRow,
-  account: AccountRow,
-  attempt: number,
-  outcome: PublishOutcome,
-): Promise<void> {
+/**
+ * In the posts' locks: writes each outcome over the attempt that made it (unless another worker
+ * took the target over since), then the posts' status and events, in one transaction. Never
+ * throws: if this fails, nothing of it commits; the targets stay publishing, their lease runs out,
+ * and the next attempt repeats the same (idempotent) call.
+ */
+async function recordOutcomes(deps: Dependencies, items: readonly { claim: Claim; claimed: ClaimedTarget; outcome: PublishOutcome }[]): Promise<void> {
   const now = deps.now();
-  await deps.db.transaction().execute(async (trx) => {
-    const post = await selectPostForUpdate(trx, postId);
-    if (post === undefined) return;
-    const values = outcomeValues(deps.settings, target, outcome, now);
-    if (!(await updateTargetOfAttempt(trx, postId, account.id, attempt, values))) return;
-    if (outcome.kind === 'published') {
-      for (const [index, part] of outcome.parts.entries()) {
-        await updatePart(trx, { postId, accountId: account.id, position: index }, partResult(part, now));
+  await deps.db
+    .transaction()
+    .execute(async (trx) => {
+      const posts = new Map((await selectPostsForUpdate(trx, [...new Set(items.map(({ claim }) => claim.post.id))])).map((p) => [p.id, p]));
+      // A post deleted meanwhile has nothing left to record.
+      const recorded = items
+        .filter(({ claim }) => posts.has(claim.post.id))
+        .map((item) => ({ ...item, values: outcomeValues(deps.settings, item.claimed.target, item.outcome, now) }));
+      const written = await updateTargets(
+        trx,
+        recorded.map(({ claim, claimed, values }) => ({ postId: claim.post.id, accountId: claimed.account.id, values, attempt: claimed.attempt })),
+      );
+      const done = recorded.filter(({ claim, claimed }) => written.has(targetKey(claim.post.id, claimed.account.id)));
+      if (done.length === 0) return;
+      await updatePartResults(
+        trx,
+        done.flatMap(({ claim, claimed, outcome }) =>
+          outcome.kind === 'published'
+            ? outcome.parts.map((part, position) => ({ post_id: claim.post.id, account_id: claimed.account.id, position, ...partResult(part, now) }))
+            : [],
+        ),
+      );
+      const needsReconnect = new Map<string, AccountRow[]>();
+      const retryAfter = new Map<string, Date>();
+      for (const { claim, claimed, outcome } of [...done].sort((a, b) => a.claimed.account.id.localeCompare(b.claimed.account.id))) {
+        if (outcome.kind !== 'failed') continue;
+        if (outcome.credentialsRevoked) {
+          const changed = await markNeedsReconnect(trx, claimed.account.id, outcome.message);
+          if (changed !== undefined) needsReconnect.set(claim.post.id, [...(needsReconnect.get(claim.post.id) ?? []), changed]);
+        }
+        if (outcome.retryAfter !== null) retryAfter.set(claimed.account.id, outcome.retryAfter);
       }
-    }
-    const needsReconnect = [];
-    if (outcome.kind === 'failed' && outcome.credentialsRevoked) {
-      const changed = await markNeedsReconnect(trx, account.id, outcome.message);
-      if (changed !== undefined) needsReconnect.push(changed);
-    }
-    if (outcome.kind === 'failed' && outcome.retryAfter !== null) {
-      await updateAccount(trx, account.id, { next_publish_at: outcome.retryAfter });
-    }
-    const targets = await selectTargetsOfPost(trx, postId);
-    const status = summarisePostStatus(targets.map(standing));
-    const nextCheck = nextCheckAfterOutcome(status, values, outcome, targets, now);
-    await updatePost(trx, postId, { status, updated_at: now, ...(nextCheck === undefined ? {} : { next_check_at: nextCheck }) });
-    const settled = settledEventOf(values);
-    await emitPublishingEvents(
-      trx,
-      {
-        post: { ...post, status, updated_at: now },
-        previousStatus: post.status,
-        settledTargets: settled === null ? [] : [{ accountId: account.id, type: settled }],
-        needsReconnect,
-      },
-      now,
-    );
-    deps.log.info({ postId, accountId: account.id, outcome: outcome.kind, status }, 'publishing outcome recorded');
-  });
+      await updateAccountsPacing(trx, retryAfter);
+
+      const byPost = groupBy(done, ({ claim }) => claim.post.id);
+      const targetsOf = groupBy(await selectTargetsOfPosts(trx, [...byPost.keys()]), (t) => t.post_id);
+      const postUpdates: PostUpdate[] = [];
+      const changes: PublishingChange[] = [];
+      for (const [postId, outcomesOfPost] of byPost) {
+        const post = posts.get(postId);
+        if (post === undefined) continue;
+        const targets = targetsOf.get(postId) ?? [];
+        const status = summarisePostStatus(targets.map(standing));
+        // Each outcome that moves the post's next look moves it to the same time, from its targets as they now stand.
+        const nextCheck = outcomesOfPost
+          .map(({ values, outcome }) => nextCheckAfterOutcome(status, values, outcome, targets, now))
+          .find((at) => at !== undefined);
+        postUpdates.push({ id: postId, status: { status, updatedAt: now }, ...(nextCheck === undefined ? {} : { nextCheckAt: nextCheck }) });
+        changes.push({
+          post: { ...post, status, updated_at: now },
+          previousStatus: post.status,
+          settledTargets: outcomesOfPost.flatMap(({ claimed, values }) => {
+            const settled = settledEventOf(values);
+            return settled === null ? [] : [{ accountId: claimed.account.id, type: settled }];
+          }),
+          needsReconnect: needsReconnect.get(postId) ?? [],
+        });
+        for (const { claimed, outcome } of outcomesOfPost) {
+          deps.log.info({ postId, accountId: claimed.account.id, outcome: outcome.kind, status }, 'publishing outcome recorded');
+        }
+      }
+      await updatePosts(trx, postUpdates);
+      await emitPublishingEventsOf(trx, changes, now);
+    })
+    .catch((error: unknown) => {
+      for (const { claim, claimed } of items) {
+        deps.log.error(
+          { postId: claim.post.id, accountId: claimed.account.id, errorName: errorName(error) },
+          'could not record a publishing outcome; the target will be retried when its lease ends',
+        );
+      }
+    });
 }

@@ -1,12 +1,13 @@
 import type { Kysely } from 'kysely';
 import type { AccountRow } from '../../db/queries/accounts.js';
 import type { PostRow } from '../../db/queries/posts.js';
-import { insertDeliveries, insertEvent, selectEnabledEndpoints } from '../../db/queries/webhooks.js';
+import { selectContentsOfPosts } from '../../db/queries/posts.js';
+import { insertDeliveries, insertEvents, selectEnabledEndpoints, selectEnabledEndpointsOfUsers } from '../../db/queries/webhooks.js';
 import type { Database, WebhookEventType } from '../../db/schema.js';
 import { toAccountView } from '../accounts.js';
 import type { Account, PostDetail } from '../api-types.js';
 import { newId } from '../ids.js';
-import { loadPostDetail } from '../posts/post-detail.js';
+import { toPostDetail } from '../posts/post-detail.js';
 
 export interface WebhookEvent<T = unknown> {
   id: string;
@@ -15,10 +16,34 @@ export interface WebhookEvent<T = unknown> {
   data: T;
 }
 
+/** An event to record, for whom, and the endpoints it goes to. */
+interface EventToRecord {
+  userId: string;
+  type: WebhookEventType;
+  data: unknown;
+  endpointIds: string[];
+}
+
 /**
- * Records an event with one delivery per endpoint, due now, in the caller's transaction: the event
- * exists exactly when the change it reports is committed, and its deliveries are announced then.
+ * Records events with one delivery per endpoint each, due now, in the caller's transaction (two
+ * statements, however many): an event exists exactly when the change it reports is committed,
+ * and its deliveries are announced then.
  */
+async function recordEvents(trx: Kysely<Database>, events: readonly EventToRecord[], now: Date): Promise<WebhookEvent[]> {
+  const recorded = events.map(({ type, data }): WebhookEvent => ({ id: newId('evt'), type, timestamp: now.toISOString(), data }));
+  await insertEvents(
+    trx,
+    recorded.map((event, i) => ({ id: event.id, user_id: events[i]?.userId ?? '', type: event.type, body: JSON.stringify(event), created_at: now })),
+  );
+  await insertDeliveries(
+    trx,
+    recorded.flatMap((event, i) =>
+      (events[i]?.endpointIds ?? []).map((endpointId) => ({ id: newId('dlv'), event_id: event.id, endpoint_id: endpointId, due_at: now, created_at: now })),
+    ),
+  );
+  return recorded;
+}
+
 async function recordEvent<T>(
   trx: Kysely<Database>,
   userId: string,
@@ -27,13 +52,9 @@ async function recordEvent<T>(
   endpointIds: string[],
   now: Date,
 ): Promise<WebhookEvent<T>> {
-  const event: WebhookEvent<T> = { id: newId('evt'), type, timestamp: now.toISOString(), data };
-  await insertEvent(trx, { id: event.id, user_id: userId, type, body: JSON.stringify(event), created_at: now });
-  await insertDeliveries(
-    trx,
-    endpointIds.map((endpointId) => ({ id: newId('dlv'), event_id: event.id, endpoint_id: endpointId, due_at: now, created_at: now })),
-  );
-  return event;
+  const [event] = await recordEvents(trx, [{ userId, type, data, endpointIds }], now);
+  if (event === undefined) throw new Error('an event recorded came back missing');
+  return event as WebhookEvent<T>;
 }
 
 /** What became of a post in one transaction of the publishing road, for the events it raises. */
@@ -60,26 +81,62 @@ const SETTLED_POST_EVENTS: Partial<Record<string, WebhookEventType>> = {
  * not recorded: when nobody listens, a change costs one indexed lookup of the owner's endpoints.
  */
 export async function emitPublishingEvents(trx: Kysely<Database>, change: PublishingChange, now: Date): Promise<void> {
-  const { post } = change;
-  const postType = change.previousStatus !== post.status ? SETTLED_POST_EVENTS[post.status] : undefined;
-  if (change.settledTargets.length === 0 && postType === undefined && change.needsReconnect.length === 0) return;
-  const endpoints = await selectEnabledEndpoints(trx, post.user_id);
-  let detail: PostDetail | undefined;
-  const postDetail = async () => (detail ??= await loadPostDetail(trx, post));
-  const emit = async (type: WebhookEventType, data: () => Promise<unknown>) => {
-    const wanting = endpoints.filter((e) => e.event_types.includes(type)).map((e) => e.id);
-    if (wanting.length > 0) await recordEvent(trx, post.user_id, type, await data(), wanting, now);
-  };
+  await emitPublishingEventsOf(trx, [change], now);
+}
 
-  for (const { accountId, type } of change.settledTargets) {
-    await emit(type, async () => {
-      const target = (await postDetail()).targets.find((t) => t.accountId === accountId);
-      if (target === undefined) throw new Error(`target ${accountId} of ${post.id} is missing`);
-      return { postId: post.id, target };
-    });
-  }
-  if (postType !== undefined) await emit(postType, postDetail);
-  for (const account of change.needsReconnect) await emit('account.needs_reconnect', () => Promise.resolve(toAccountView(account)));
+/**
+ * The events of many changes (one transaction of the publishing road over many posts), in as
+ * many statements as one: the owners' endpoints, the posts' details where an event shows them,
+ * the events and their deliveries.
+ */
+export async function emitPublishingEventsOf(trx: Kysely<Database>, changes: readonly PublishingChange[], now: Date): Promise<void> {
+  const raising = changes.flatMap((change) => {
+    const postType = change.previousStatus !== change.post.status ? SETTLED_POST_EVENTS[change.post.status] : undefined;
+    return change.settledTargets.length === 0 && postType === undefined && change.needsReconnect.length === 0 ? [] : [{ change, postType }];
+  });
+  if (raising.length === 0) return;
+  const endpoints = await selectEnabledEndpointsOfUsers(trx, [...new Set(raising.map(({ change }) => change.post.user_id))]);
+  const wanting = (userId: string, type: WebhookEventType) => endpoints.filter((e) => e.user_id === userId && e.event_types.includes(type)).map((e) => e.id);
+
+  // What each change raises that some endpoint wants, in order: its targets, the post, the accounts.
+  const wanted = raising.flatMap(({ change, postType }) => {
+    const userId = change.post.user_id;
+    const events: { change: PublishingChange; type: WebhookEventType; endpointIds: string[]; accountId?: string; account?: AccountRow }[] = [
+      ...change.settledTargets.map(({ accountId, type }) => ({ change, type, endpointIds: wanting(userId, type), accountId })),
+      ...(postType === undefined ? [] : [{ change, type: postType, endpointIds: wanting(userId, postType) }]),
+      ...change.needsReconnect.map((account) => ({
+        change,
+        type: 'account.needs_reconnect' as const,
+        endpointIds: wanting(userId, 'account.needs_reconnect'),
+        account,
+      })),
+    ];
+    return events.filter((e) => e.endpointIds.length > 0);
+  });
+  if (wanted.length === 0) return;
+  const shown = [...new Set(wanted.filter((e) => e.account === undefined).map((e) => e.change.post.id))];
+  const contents = await selectContentsOfPosts(trx, shown);
+  const detailOf = (post: PostRow): PostDetail => {
+    const found = contents.get(post.id);
+    if (found === undefined) throw new Error(`post ${post.id} is missing`);
+    return toPostDetail(post, found);
+  };
+  await recordEvents(
+    trx,
+    wanted.map(({ change, type, endpointIds, accountId, account }) => {
+      const { post } = change;
+      let data: unknown;
+      if (account !== undefined) data = toAccountView(account);
+      else if (accountId === undefined) data = detailOf(post);
+      else {
+        const target = detailOf(post).targets.find((t) => t.accountId === accountId);
+        if (target === undefined) throw new Error(`target ${accountId} of ${post.id} is missing`);
+        data = { postId: post.id, target };
+      }
+      return { userId: post.user_id, type, data, endpointIds };
+    }),
+    now,
+  );
 }
 
 /**
