@@ -50,6 +50,13 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/** CPU time the whole machine has spent busy (every core, every process), in seconds, from /proc/stat. */
+export function machineBusySeconds(): number {
+  const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0]?.trim().split(/\s+/).map(Number) ?? [];
+  // user nice system idle iowait irq softirq steal: all but idle and iowait are busy.
+  return ticks.slice(0, 8).reduce((sum, t, i) => (i === 3 || i === 4 ? sum : sum + t), 0) / 100;
+}
+
 /** The process ids of the Postgres server behind a backend: its postmaster and every child of it. */
 export function postgresProcesses(backendPid: number): number[] {
   try {
