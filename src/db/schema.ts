@@ -55,6 +55,8 @@ export interface AccountsTable {
   /** When the stored credentials end for good (they cannot be refreshed); null when they can, or never end. */
   credentials_end_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   next_publish_at: Date | null;
+  /** The last turn handed to a post this live account's pace holds back (the end of its line); null before any. */
+  last_turn_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export type AccountMode = 'sandbox' | 'live';

@@ -18,6 +18,7 @@ import {
   settledEventOf,
   settleFailed,
   standing,
+  takeTurn,
   tooLateBy,
   type ClaimContext,
   type MachineAccount,
@@ -168,8 +169,8 @@ describe('a target the claim takes or leaves', () => {
     expect(step).toMatchObject({ kind: 'take', nextPublishAt: at(1_000) });
   });
 
-  it("leaves a target whose account's pace has not come, waking then", () => {
-    expect(claimStep(target(), account({ mode: 'live', next_publish_at: at(2_000) }), context())).toEqual({ kind: 'wait', wakeAt: at(2_000) });
+  it("holds back a target whose account's pace has not come (it waits for a turn)", () => {
+    expect(claimStep(target(), account({ mode: 'live', next_publish_at: at(2_000) }), context())).toEqual({ kind: 'held' });
     expect(claimStep(target(), account({ mode: 'live', next_publish_at: now }), context())).toMatchObject({ kind: 'take' });
   });
 
@@ -354,6 +355,39 @@ describe('the event a change raises and the post standing it sums up to', () => 
     expect(standing(target({ state: 'failed', next_attempt_at: at(1) }))).toEqual({ state: 'failed', retrying: true });
     expect(standing(target({ state: 'failed' }))).toEqual({ state: 'failed', retrying: false });
     expect(standing(target({ state: 'publishing', lease_until: at(1) }))).toEqual({ state: 'publishing', retrying: false });
+  });
+});
+
+describe("a live account's line of held-back targets", () => {
+  const S = 1_000;
+  it('gives each target joining the line the turn after the last one handed out, from where the pace lets the account go', () => {
+    const line = { front: at(S), back: null, handedOut: new Set<number>() };
+    expect([takeTurn(line, true, S), takeTurn(line, true, S), takeTurn(line, true, S)]).toEqual([at(S), at(2 * S), at(3 * S)]);
+    expect(line).toMatchObject({ front: at(4 * S), back: at(3 * S) });
+  });
+
+  it("continues a line an earlier claim began (the account's end of line), never before the pace", () => {
+    expect(takeTurn({ front: at(S), back: at(50 * S), handedOut: new Set() }, true, S)).toEqual(at(51 * S));
+    // A line that has drained: the next turn is the pace's.
+    expect(takeTurn({ front: at(S), back: at(-5 * S), handedOut: new Set() }, true, S)).toEqual(at(S));
+  });
+
+  it('gives a target already in line (it woke before the pace let it go) the next turn, ahead of those joining', () => {
+    const line = { front: at(S), back: at(50 * S), handedOut: new Set<number>() };
+    expect(takeTurn(line, false, S)).toEqual(at(S));
+    expect(takeTurn(line, false, S)).toEqual(at(2 * S));
+    expect(takeTurn(line, true, S)).toEqual(at(51 * S));
+  });
+
+  it('hands each turn out once within a claim, whatever the mix of joining and waiting targets', () => {
+    fc.assert(
+      fc.property(fc.array(fc.boolean(), { maxLength: 40 }), fc.option(fc.integer({ min: -20, max: 20 }), { nil: null }), (joining, back) => {
+        const line = { front: at(S), back: back === null ? null : at(back * S), handedOut: new Set<number>() };
+        const turns = joining.map((j) => takeTurn(line, j, S).getTime());
+        expect(new Set(turns).size).toBe(turns.length);
+        for (const turn of turns) expect(turn).toBeGreaterThanOrEqual(at(S).getTime());
+      }),
+    );
   });
 });
 

@@ -77,11 +77,16 @@ describe('a backlog of overdue posts on live accounts', () => {
     const quiet = await connect(u, 'quiet');
     const inAnHour = new Date(Date.now() + 3_600_000).toISOString();
     const originals = [];
-    for (const { account } of busy) originals.push(await createPost(api, u, { accountIds: [account.id], caption: `Backlog of ${account.username}`, scheduledAt: inAnHour }));
+    for (const { account } of busy)
+      originals.push(await createPost(api, u, { accountIds: [account.id], caption: `Backlog of ${account.username}`, scheduledAt: inAnHour }));
     // Each post the API wrote, copied in SQL until the four accounts hold 10,000: what createPost writes, without 10,000 requests.
     const copies = 10_000 / busy.length - 1;
-    await sql`create temp table backlog_posts as select p.*, n from posts p, generate_series(1, ${copies}::int) n where p.id in (${sql.join(originals)})`.execute(api.db);
-    await sql`create temp table backlog_targets as select t.*, n from post_targets t, generate_series(1, ${copies}::int) n where t.post_id in (${sql.join(originals)})`.execute(api.db);
+    await sql`create temp table backlog_posts as select p.*, n from posts p, generate_series(1, ${copies}::int) n where p.id in (${sql.join(originals)})`.execute(
+      api.db,
+    );
+    await sql`create temp table backlog_targets as select t.*, n from post_targets t, generate_series(1, ${copies}::int) n where t.post_id in (${sql.join(originals)})`.execute(
+      api.db,
+    );
     await sql`update backlog_posts set id = id || '_' || n`.execute(api.db);
     await sql`update backlog_targets set post_id = post_id || '_' || n`.execute(api.db);
     await sql`alter table backlog_posts drop column n`.execute(api.db);
@@ -112,7 +117,9 @@ describe('a backlog of overdue posts on live accounts', () => {
       await until('the backlog to be lined up', async () => (await dueNow()) <= busy.length * 2, { timeoutMs: 60_000, everyMs: 50 });
       // Posts for another account, coming due while the backlog drains.
       for (const ms of [300, 600, 900])
-        quietPosts.push(await createPost(api, u, { accountIds: [quiet.account.id], caption: `Quiet ${ms}`, scheduledAt: new Date(Date.now() + ms).toISOString() }));
+        quietPosts.push(
+          await createPost(api, u, { accountIds: [quiet.account.id], caption: `Quiet ${ms}`, scheduledAt: new Date(Date.now() + ms).toISOString() }),
+        );
       await until('the quiet posts to go out', () => mastodon.statuses.filter((s) => s.accountId === quiet.instanceId).length === quietPosts.length, {
         timeoutMs: 20_000,
         everyMs: 20,

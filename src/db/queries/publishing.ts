@@ -47,10 +47,27 @@ export async function selectNextDueWait(db: Kysely<Database>, now: Date): Promis
     .selectFrom('post_targets as t')
     .innerJoin('posts as p', 'p.id', 't.post_id')
     .innerJoin('accounts as a', 'a.id', 't.account_id')
-    .select((eb) => eb.fn.min(eb.case().when('t.state', '=', 'publishing').then(eb.ref('t.lease_until')).else(eb.ref('a.next_publish_at')).end()).as('at'))
+    .select((eb) =>
+      eb.fn
+        .min(
+          eb
+            .case()
+            .when('t.state', '=', 'publishing')
+            .then(eb.ref('t.lease_until'))
+            // A held-back target waits for its account's pace and then its turn in the line (the post's next look).
+            .else(eb.fn<Date>('greatest', ['a.next_publish_at', 'p.next_check_at']))
+            .end(),
+        )
+        .as('at'),
+    )
     .where('p.status', 'in', ['scheduled', 'publishing'])
     .where('p.scheduled_at', '<=', now)
-    .where((eb) => eb.or([eb('t.state', '=', 'publishing'), eb.and([eb('t.state', '=', 'pending'), eb('a.next_publish_at', '>', now)])]))
+    .where((eb) =>
+      eb.or([
+        eb('t.state', '=', 'publishing'),
+        eb.and([eb('t.state', '=', 'pending'), eb.or([eb('a.next_publish_at', '>', now), eb('p.next_check_at', '>', now)])]),
+      ]),
+    )
     .executeTakeFirst();
   return row?.at ?? null;
 }
@@ -87,11 +104,13 @@ export async function selectAccountsByIds(db: Kysely<Database>, ids: readonly st
  * Locks accounts (in id order, so that concurrent claims cannot deadlock) and reads their pacing
  * as last committed: two workers claiming posts of one account take turns on its next_publish_at.
  */
-export async function lockAccountPacing(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, Date | null>> {
-  if (ids.length === 0) return new Map();
-  const rows = await db.selectFrom('accounts').select(['id', 'next_publish_at']).where('id', 'in', ids).orderBy('id').forUpdate().execute();
-  return new Map(rows.map((r) => [r.id, r.next_publish_at]));
+export async function lockAccountPacing(db: Kysely<Database>, ids: readonly string[]): Promise<AccountPacing[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('accounts').select(['id', 'next_publish_at', 'last_turn_at']).where('id', 'in', ids).orderBy('id').forUpdate().execute();
 }
+
+/** A live account's pacing: when it may next publish, and the end of its line of held-back posts. */
+export type AccountPacing = Pick<AccountRow, 'id' | 'next_publish_at' | 'last_turn_at'>;
 
 /** The media of these posts, each post's in order. */
 export async function selectMediaOfPosts(db: Kysely<Database>, postIds: readonly string[]): Promise<(MediaRow & { post_id: string })[]> {
@@ -263,15 +282,18 @@ export async function updatePosts(db: Kysely<Database>, updates: readonly PostUp
     from ${rows} where p.id = v.id`.execute(db);
 }
 
-/** Sets these accounts' next_publish_at, in id order (as lockAccountPacing locks them). */
-export async function updateAccountsPacing(db: Kysely<Database>, pacing: ReadonlyMap<string, Date>): Promise<void> {
-  if (pacing.size === 0) return;
-  const ids = [...pacing.keys()].sort();
+/** Writes these accounts' pacing, in id order (as lockAccountPacing locks them); a null leaves that column as it is. */
+export async function updateAccountsPacing(db: Kysely<Database>, pacing: readonly AccountPacing[]): Promise<void> {
+  if (pacing.length === 0) return;
+  const sorted = [...pacing].sort((a, b) => (a.id < b.id ? -1 : 1));
   const rows = unnested([
-    ['id', 'text', ids],
-    ['next_publish_at', 'timestamptz', ids.map((id) => pacing.get(id))],
+    ['id', 'text', sorted.map((a) => a.id)],
+    ['next_publish_at', 'timestamptz', sorted.map((a) => a.next_publish_at)],
+    ['last_turn_at', 'timestamptz', sorted.map((a) => a.last_turn_at)],
   ]);
-  await sql`update accounts as a set next_publish_at = v.next_publish_at from ${rows} where a.id = v.id`.execute(db);
+  await sql`
+    update accounts as a set next_publish_at = coalesce(v.next_publish_at, a.next_publish_at), last_turn_at = coalesce(v.last_turn_at, a.last_turn_at)
+    from ${rows} where a.id = v.id`.execute(db);
 }
 
 export async function updatePost(db: Kysely<Database>, id: string, values: Updateable<Database['posts']>): Promise<void> {

@@ -45,8 +45,11 @@ import {
   publisherThrew,
   settledEventOf,
   standing,
+  lineOf,
+  takeTurn,
   tooLateBy,
   wakeOf,
+  type AccountLine,
 } from './target-machine.js';
 import { refreshCredentials } from './token-source.js';
 
@@ -166,9 +169,9 @@ async function claimTargets(trx: Kysely<Database>, deps: Dependencies, due: DueP
   const accounts = new Map((await selectAccountsByIds(trx, accountIds)).map((a) => [a.id, a]));
   // Live accounts are paced: their pacing is read under a lock, so concurrent claims take turns.
   const live = [...accounts.values()].filter((a) => a.mode === 'live').map((a) => a.id);
-  for (const [id, nextPublishAt] of await lockAccountPacing(trx, live)) {
-    const account = accounts.get(id);
-    if (account !== undefined) account.next_publish_at = nextPublishAt;
+  for (const pacing of await lockAccountPacing(trx, live)) {
+    const account = accounts.get(pacing.id);
+    if (account !== undefined) Object.assign(account, pacing);
   }
   const outOfReach = new Map<string, Set<string>>();
   for (const [userId, ofUser] of groupBy(posts, ({ post }) => post.user_id)) {
@@ -184,7 +187,9 @@ async function claimTargets(trx: Kysely<Database>, deps: Dependencies, due: DueP
   }
 
   const targetUpdates = new Map<string, TargetUpdate>();
-  const pacing = new Map<string, Date>();
+  // Live accounts whose pacing this claim moves on: their next publication, or their line of held-back posts.
+  const paced = new Map<string, AccountRow>();
+  const lines = new Map<string, AccountLine>();
   const waits = new Map<string, Date[]>();
   const settled = new Map<string, PublishingChange['settledTargets']>();
   const taken: Taking[] = [];
@@ -196,6 +201,15 @@ async function claimTargets(trx: Kysely<Database>, deps: Dependencies, due: DueP
       const account = accounts.get(target.account_id);
       if (account === undefined) throw new Error(`account ${target.account_id} of ${post.id} is missing`);
       const step = claimStep(target, account, { now, outOfReach: outOfReach.get(post.user_id)?.has(account.id) ?? false, lateBy, settings: deps.settings });
+      if (step.kind === 'held') {
+        const line = lines.get(account.id) ?? lineOf(account, now);
+        lines.set(account.id, line);
+        // A post no claim has looked at yet is still scheduled: it joins the line.
+        wakeTimes.push(takeTurn(line, post.status === 'scheduled', deps.settings.liveSpacingMs));
+        account.last_turn_at = line.back;
+        paced.set(account.id, account);
+        continue;
+      }
       if (step.kind === 'wait') {
         if (step.wakeAt !== null) wakeTimes.push(step.wakeAt);
         continue;
@@ -210,7 +224,7 @@ async function claimTargets(trx: Kysely<Database>, deps: Dependencies, due: DueP
       // The next target of this account, in this claim or another, waits for the pace.
       if (step.nextPublishAt !== null) {
         account.next_publish_at = step.nextPublishAt;
-        pacing.set(account.id, step.nextPublishAt);
+        paced.set(account.id, account);
       }
       taken.push({ post, target, attempt: step.values.attempts, account, attemptedBefore });
     }
@@ -275,7 +289,7 @@ async function claimTargets(trx: Kysely<Database>, deps: Dependencies, due: DueP
     if (claim !== undefined) claim.post = { ...post, status };
   }
   await updateTargets(trx, [...targetUpdates.values()]);
-  await updateAccountsPacing(trx, pacing);
+  await updateAccountsPacing(trx, [...paced.values()]);
   await updatePosts(trx, postUpdates);
   await emitPublishingEventsOf(trx, changes, now);
 
@@ -482,7 +496,10 @@ async function recordOutcomes(deps: Dependencies, items: readonly { claim: Claim
         }
         if (outcome.retryAfter !== null) retryAfter.set(claimed.account.id, outcome.retryAfter);
       }
-      await updateAccountsPacing(trx, retryAfter);
+      await updateAccountsPacing(
+        trx,
+        [...retryAfter].map(([id, at]) => ({ id, next_publish_at: at, last_turn_at: null })),
+      );
 
       const byPost = groupBy(done, ({ claim }) => claim.post.id);
       const targetsOf = groupBy(await selectTargetsOfPosts(trx, [...byPost.keys()]), (t) => t.post_id);

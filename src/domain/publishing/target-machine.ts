@@ -40,8 +40,10 @@ export interface TakenValues {
 
 /** What a claim does with one target of the post it holds. */
 export type ClaimStep =
-  /** Not due yet, or its account's pace holds it back: the post is looked at again at `wakeAt` (null: nothing to wait for). */
+  /** Not due yet: the post is looked at again at `wakeAt` (null: nothing to wait for). */
   | { kind: 'wait'; wakeAt: Date | null }
+  /** Due and able to go, but its live account's pace holds it back: it waits for a turn (takeTurn). */
+  | { kind: 'held' }
   /** It cannot go out at all: failed for good, with no call. */
   | { kind: 'refuse'; values: SettledFailure }
   /** Taken: written before the call; a live account's next publication is paced to `nextPublishAt`; the lease's end is a wake. */
@@ -116,7 +118,7 @@ export function claimStep(
   if (!isDue(target, now)) return { kind: 'wait', wakeAt: wakeOf(target) };
   const refusal = refusalOf(account, context.outOfReach, context.lateBy, settings);
   if (refusal !== null) return { kind: 'refuse', values: settleFailed(refusal.category, refusal.message) };
-  if (account.next_publish_at !== null && account.next_publish_at > now) return { kind: 'wait', wakeAt: account.next_publish_at };
+  if (account.next_publish_at !== null && account.next_publish_at > now) return { kind: 'held' };
   // A target waiting on the platform is the same attempt looked at again, not one a stopped worker left in doubt.
   const resumed = target.state === 'publishing' && target.awaiting_platform;
   const leaseUntil = new Date(now.getTime() + settings.leaseMs);
@@ -132,6 +134,41 @@ export function claimStep(
   // Only live accounts are paced; the pace has come by now (else the target waited), so the next one is spaced from now.
   const nextPublishAt = account.mode === 'live' ? new Date(now.getTime() + settings.liveSpacingMs) : null;
   return { kind: 'take', values, nextPublishAt, wakeAt: leaseUntil };
+}
+
+/**
+ * The turns of a live account whose pace holds targets back, as a claim hands them out: `front`
+ * is its next turn (when its pace next lets it publish, moved on as turns are handed out), `back`
+ * the last turn handed out so far (kept on the account: its line's end), `handedOut` the turns
+ * this claim gave (ms).
+ */
+export interface AccountLine {
+  front: Date;
+  back: Date | null;
+  handedOut: Set<number>;
+}
+
+/** A line as a claim finds it: the account's pace, and the end of its line. */
+export function lineOf(account: Pick<AccountRow, 'next_publish_at' | 'last_turn_at'>, now: Date): AccountLine {
+  return { front: account.next_publish_at ?? now, back: account.last_turn_at, handedOut: new Set() };
+}
+
+/**
+ * When a held-back target is looked at again. One joining the line (its post comes due for the
+ * first time) waits a spacing after the line's end; one already in line (it woke at its turn, but
+ * the publication before it went out a little late) takes the next turn. So a backlog of thousands
+ * on one account wakes a post or two a turn, rather than all of it every turn.
+ */
+export function takeTurn(line: AccountLine, joining: boolean, spacingMs: number): Date {
+  const front = line.front.getTime();
+  const afterBack = line.back === null ? front : line.back.getTime() + spacingMs;
+  const turn = joining && afterBack > front ? afterBack : front;
+  line.handedOut.add(turn);
+  let next = front;
+  while (spacingMs > 0 && line.handedOut.has(next)) next += spacingMs;
+  line.front = new Date(next);
+  if (line.back === null || turn > line.back.getTime()) line.back = new Date(turn);
+  return new Date(turn);
 }
 
 export type SettledFailure = ReturnType<typeof settleFailed>;
