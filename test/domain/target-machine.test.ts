@@ -360,33 +360,54 @@ describe('the event a change raises and the post standing it sums up to', () => 
 
 describe("a live account's line of held-back targets", () => {
   const S = 1_000;
+  /** A line whose account may publish a spacing from now, ending at `back` spacings from now. */
+  const line = (back: number | null, pace = S) => ({
+    front: at(pace),
+    back: back === null ? null : at(back * S),
+    handedOut: new Set<number>(),
+    paceAt: at(pace),
+  });
+
   it('gives each target joining the line the turn after the last one handed out, from where the pace lets the account go', () => {
-    const line = { front: at(S), back: null, handedOut: new Set<number>() };
-    expect([takeTurn(line, true, S), takeTurn(line, true, S), takeTurn(line, true, S)]).toEqual([at(S), at(2 * S), at(3 * S)]);
-    expect(line).toMatchObject({ front: at(4 * S), back: at(3 * S) });
+    const l = line(null);
+    expect([takeTurn(l, true, now, S), takeTurn(l, true, now, S), takeTurn(l, true, now, S)]).toEqual([at(S), at(2 * S), at(3 * S)]);
+    expect(l).toMatchObject({ front: at(4 * S), back: at(3 * S) });
   });
 
   it("continues a line an earlier claim began (the account's end of line), never before the pace", () => {
-    expect(takeTurn({ front: at(S), back: at(50 * S), handedOut: new Set() }, true, S)).toEqual(at(51 * S));
+    expect(takeTurn(line(50), true, now, S)).toEqual(at(51 * S));
     // A line that has drained: the next turn is the pace's.
-    expect(takeTurn({ front: at(S), back: at(-5 * S), handedOut: new Set() }, true, S)).toEqual(at(S));
+    expect(takeTurn(line(-5), true, now, S)).toEqual(at(S));
   });
 
-  it('gives a target already in line (it woke before the pace let it go) the next turn, ahead of those joining', () => {
-    const line = { front: at(S), back: at(50 * S), handedOut: new Set<number>() };
-    expect(takeTurn(line, false, S)).toEqual(at(S));
-    expect(takeTurn(line, false, S)).toEqual(at(2 * S));
-    expect(takeTurn(line, true, S)).toEqual(at(51 * S));
+  it('gives a target already in line that woke a little before its account could go the next turn, ahead of those joining', () => {
+    const l = line(50);
+    expect(takeTurn(l, false, now, S)).toEqual(at(S));
+    expect(takeTurn(l, false, now, S)).toEqual(at(2 * S));
+    expect(takeTurn(l, true, now, S)).toEqual(at(51 * S));
   });
 
-  it('hands each turn out once within a claim, whatever the mix of joining and waiting targets', () => {
+  it('sends a target already in line to the end when a platform made its account wait (a retry-after), so waiting ones do not gather at its end', () => {
+    const l = line(50, 15 * 60_000);
+    expect(takeTurn(l, false, now, S)).toEqual(at(15 * 60_000));
+    expect(takeTurn(l, false, now, S)).toEqual(at(15 * 60_000 + S));
+    const waited = line(2_000, 15 * 60_000);
+    expect(takeTurn(waited, false, now, S)).toEqual(at(2_001 * S));
+  });
+
+  it('hands each turn out once within a claim, never before the pace, whatever the mix of joining and waiting targets', () => {
     fc.assert(
-      fc.property(fc.array(fc.boolean(), { maxLength: 40 }), fc.option(fc.integer({ min: -20, max: 20 }), { nil: null }), (joining, back) => {
-        const line = { front: at(S), back: back === null ? null : at(back * S), handedOut: new Set<number>() };
-        const turns = joining.map((j) => takeTurn(line, j, S).getTime());
-        expect(new Set(turns).size).toBe(turns.length);
-        for (const turn of turns) expect(turn).toBeGreaterThanOrEqual(at(S).getTime());
-      }),
+      fc.property(
+        fc.array(fc.boolean(), { maxLength: 40 }),
+        fc.option(fc.integer({ min: -20, max: 20 }), { nil: null }),
+        fc.integer({ min: 1, max: 5 * S }),
+        (joining, back, pace) => {
+          const l = line(back, pace);
+          const turns = joining.map((j) => takeTurn(l, j, now, S).getTime());
+          expect(new Set(turns).size).toBe(turns.length);
+          for (const turn of turns) expect(turn).toBeGreaterThanOrEqual(at(pace).getTime());
+        },
+      ),
     );
   });
 });

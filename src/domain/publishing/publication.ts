@@ -205,7 +205,7 @@ async function claimTargets(trx: Kysely<Database>, deps: Dependencies, due: DueP
         const line = lines.get(account.id) ?? lineOf(account, now);
         lines.set(account.id, line);
         // A post no claim has looked at yet is still scheduled: it joins the line.
-        wakeTimes.push(takeTurn(line, post.status === 'scheduled', deps.settings.liveSpacingMs));
+        wakeTimes.push(takeTurn(line, post.status === 'scheduled', now, deps.settings.liveSpacingMs));
         account.last_turn_at = line.back;
         paced.set(account.id, account);
         continue;

@@ -140,29 +140,35 @@ export function claimStep(
  * The turns of a live account whose pace holds targets back, as a claim hands them out: `front`
  * is its next turn (when its pace next lets it publish, moved on as turns are handed out), `back`
  * the last turn handed out so far (kept on the account: its line's end), `handedOut` the turns
- * this claim gave (ms).
+ * this claim gave (ms), `paceAt` when the account's pace lets it publish, as the claim found it.
  */
 export interface AccountLine {
   front: Date;
   back: Date | null;
   handedOut: Set<number>;
+  paceAt: Date;
 }
 
 /** A line as a claim finds it: the account's pace, and the end of its line. */
 export function lineOf(account: Pick<AccountRow, 'next_publish_at' | 'last_turn_at'>, now: Date): AccountLine {
-  return { front: account.next_publish_at ?? now, back: account.last_turn_at, handedOut: new Set() };
+  const paceAt = account.next_publish_at ?? now;
+  return { front: paceAt, back: account.last_turn_at, handedOut: new Set(), paceAt };
 }
 
 /**
  * When a held-back target is looked at again. One joining the line (its post comes due for the
- * first time) waits a spacing after the line's end; one already in line (it woke at its turn, but
- * the publication before it went out a little late) takes the next turn. So a backlog of thousands
- * on one account wakes a post or two a turn, rather than all of it every turn.
+ * first time) waits a spacing after the line's end. One already in line woke at its turn: if the
+ * publication before it went out a little late (the pace holds the account no longer than a
+ * spacing), it takes the next turn; if the platform asked the account to wait (a rate limit's
+ * retry-after), it joins the line's end again, so the posts that wake meanwhile do not all
+ * gather at the end of the wait. So a backlog of thousands on one account wakes a post or two a
+ * turn, rather than all of it every turn.
  */
-export function takeTurn(line: AccountLine, joining: boolean, spacingMs: number): Date {
+export function takeTurn(line: AccountLine, joining: boolean, now: Date, spacingMs: number): Date {
   const front = line.front.getTime();
   const afterBack = line.back === null ? front : line.back.getTime() + spacingMs;
-  const turn = joining && afterBack > front ? afterBack : front;
+  const toBack = joining || line.paceAt.getTime() - now.getTime() > spacingMs;
+  const turn = toBack && afterBack > front ? afterBack : front;
   line.handedOut.add(turn);
   let next = front;
   while (spacingMs > 0 && line.handedOut.has(next)) next += spacingMs;
