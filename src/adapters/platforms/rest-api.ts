@@ -1,5 +1,26 @@
 import { readBoundedText } from '../net/bounded-body.js';
 import { noAnswer, parseJson, type NoAnswer } from './http-outcomes.js';
+import type { OAuthClient } from './oauth.js';
+
+/** What every live adapter over a JSON API is built with. */
+export interface AdapterOptions {
+  /** The fetch every call goes through (the SSRF guard's). */
+  fetch: typeof globalThis.fetch;
+  /** Replaces the origin of the platform's hosts (HERALD_<PLATFORM>_BASE_URL): tests reach a fake there. */
+  baseUrl: string | undefined;
+  requestTimeoutMs?: number;
+}
+
+/** An adapter that refreshes tokens: the app's OAuth client, undefined when this server has no app for the platform. */
+export interface OAuthAdapterOptions extends AdapterOptions {
+  oauth: OAuthClient | undefined;
+}
+
+/** An adapter whose platform fetches the media itself from a public URL of this server. */
+export interface PulledMediaOptions {
+  /** Why the platform could not fetch a public media URL of this server (not https, not public), or null when it can. */
+  publicUrlProblem(url: string): string | null;
+}
 
 /** A JSON API's answer to a call that failed: the error status with its parsed body, or no usable answer. */
 export type RestFailure = { kind: 'http'; status: number; body: unknown; headers: Headers } | NoAnswer;

@@ -13,17 +13,15 @@ import { failed, Halt, outcomeOfThrown, readMedia, type FailedOutcome } from '..
 import type { OAuthTokens } from '../oauth.js';
 import { createLinkedInApi, type LinkedInResult } from './api.js';
 import { classify, duplicateOf } from './classify.js';
+import type { AdapterOptions } from '../rest-api.js';
 
 /** What is stored for a LinkedIn member: the access token (60 days; self-serve apps get no refresh token). */
 export type LinkedInCredentials = OAuthTokens;
 
-interface Options {
-  fetch: typeof globalThis.fetch;
-  baseUrl: string | undefined;
+type Options = AdapterOptions & {
   /** The LinkedIn-Version header (YYYYMM). */
   version: string;
-  requestTimeoutMs?: number;
-}
+};
 
 /** How often to ask whether LinkedIn has processed a video (it documents no pace). */
 const VIDEO_CHECK_MS = 5_000;

@@ -19,6 +19,7 @@ import { classify, type MetaStep } from './classify.js';
 import { codeOf, consentCall, consentPage } from './consent.js';
 import { idOf, listed } from './containers.js';
 import { createGraphApi, metaTime, type GraphApi, type GraphCall, type GraphResult } from './graph.js';
+import type { AdapterOptions } from '../rest-api.js';
 
 /**
  * Facebook Pages through Facebook Login and the Pages API, as documented
@@ -49,13 +50,12 @@ export interface FacebookCredentials {
   pageToken: string;
 }
 
-export interface FacebookOptions {
-  fetch: typeof globalThis.fetch;
-  baseUrl: string | undefined;
+export type FacebookOptions = AdapterOptions & {
+  /** The Graph API version of every call (`v25.0`). */
   version: string;
+  /** The app, to exchange codes; undefined when this server has none. */
   app: OAuthApp | undefined;
-  requestTimeoutMs?: number;
-}
+};
 
 /** How far back, before the attempt began, a post in doubt is looked for (clock skew). */
 const LOOK_BACK_MS = 2 * 60_000;

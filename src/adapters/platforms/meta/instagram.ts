@@ -17,6 +17,7 @@ import { consentCall, nameOf, userTokenConsent, type MetaUserToken } from './con
 import { advanceContainers, containerState, idOf, listed, reconcileContainer, type ContainerPlatform } from './containers.js';
 import { createGraphApi, metaTime, type GraphApi, type GraphParams } from './graph.js';
 import { refreshedToken, renewalDue, usableToken } from './user-token.js';
+import type { AdapterOptions, PulledMediaOptions } from '../rest-api.js';
 
 /**
  * Instagram API with Instagram Login, as documented (developers.facebook.com/docs/instagram-platform:
@@ -35,17 +36,13 @@ export const INSTAGRAM_ENDPOINTS = {
 /** Who the account is, publishing, and the first comment. */
 export const INSTAGRAM_SCOPES = ['instagram_business_basic', 'instagram_business_content_publish', 'instagram_business_manage_comments'] as const;
 
-export interface InstagramOptions {
-  fetch: typeof globalThis.fetch;
-  baseUrl: string | undefined;
-  /** The Graph API version of every call (`v25.0`). */
-  version: string;
-  /** The app, to exchange codes; undefined when this server has none. */
-  app: OAuthApp | undefined;
-  /** Why Meta could not fetch a public media URL of this server (not https, not public), or null when it can. */
-  publicUrlProblem(url: string): string | null;
-  requestTimeoutMs?: number;
-}
+export type InstagramOptions = AdapterOptions &
+  PulledMediaOptions & {
+    /** The Graph API version of every call (`v25.0`). */
+    version: string;
+    /** The app, to exchange codes; undefined when this server has none. */
+    app: OAuthApp | undefined;
+  };
 
 /** How far back, before the attempt began, a post in doubt is looked for (clock skew). */
 const LOOK_BACK_MS = 2 * 60_000;

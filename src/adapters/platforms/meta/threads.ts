@@ -9,6 +9,7 @@ import { consentCall, nameOf, userTokenConsent, type MetaUserToken } from './con
 import { advanceContainers, containerState, idOf, listed, reconcileContainer, type ContainerPlatform } from './containers.js';
 import { createGraphApi, metaTime, type GraphApi, type GraphParams } from './graph.js';
 import { refreshedToken, renewalDue, usableToken } from './user-token.js';
+import type { AdapterOptions, PulledMediaOptions } from '../rest-api.js';
 
 /**
  * The Threads API as documented (developers.facebook.com/docs/threads: get-started,
@@ -29,14 +30,11 @@ const V = 'v1.0';
 const LOOK_BACK_MS = 2 * 60_000;
 const LIST_PAGE = 25;
 
-export interface ThreadsOptions {
-  fetch: typeof globalThis.fetch;
-  baseUrl: string | undefined;
-  app: OAuthApp | undefined;
-  /** Why Meta could not fetch a public media URL of this server, or null when it can. */
-  publicUrlProblem(url: string): string | null;
-  requestTimeoutMs?: number;
-}
+export type ThreadsOptions = AdapterOptions &
+  PulledMediaOptions & {
+    /** The app, to exchange codes; undefined when this server has none. */
+    app: OAuthApp | undefined;
+  };
 
 function graphOf(options: Pick<ThreadsOptions, 'fetch' | 'baseUrl'>): GraphApi {
   return createGraphApi(options.fetch, onBase(THREADS_ENDPOINTS.graph, options.baseUrl));

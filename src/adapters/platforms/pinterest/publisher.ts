@@ -12,22 +12,15 @@ import type {
 import { postFormUpload } from '../form-upload.js';
 import { failed, Halt, reconciliationOfThrown } from '../http-outcomes.js';
 import { publishParts } from '../publish-parts.js';
-import type { RestResult } from '../rest-api.js';
-import type { OAuthClient, OAuthTokens } from '../oauth.js';
+import type { OAuthAdapterOptions, PulledMediaOptions, RestResult } from '../rest-api.js';
+import type { OAuthTokens } from '../oauth.js';
 import { restSession, type RestSession } from '../oauth-session.js';
 import { createPinterestApi } from './api.js';
 import { classify } from './classify.js';
 
 export type PinterestCredentials = OAuthTokens;
 
-interface Options {
-  fetch: typeof globalThis.fetch;
-  baseUrl: string | undefined;
-  oauth: OAuthClient | undefined;
-  /** Why Pinterest could not fetch a public media URL of this server, or null when it can. */
-  publicUrlProblem(url: string): string | null;
-  requestTimeoutMs?: number;
-}
+type Options = OAuthAdapterOptions & PulledMediaOptions;
 
 /** Public image URLs stay valid two days past the attempt. */
 const URL_LIFETIME_MS = 48 * 3_600_000;

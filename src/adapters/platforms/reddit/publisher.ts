@@ -3,21 +3,16 @@ import { Readable } from 'node:stream';
 import type { PartToPublish, PublishedPart, Publisher, PublishHooks, PublishOutcome, PublishRequest, Reconciliation } from '../../../domain/ports/publisher.js';
 import { postFormUpload, type FormFile } from '../form-upload.js';
 import { failed, Halt, retryAfterHeader, type FailedOutcome, reconciliationOfThrown } from '../http-outcomes.js';
-import { onBase, type OAuthClient, type OAuthTokens } from '../oauth.js';
+import { onBase, type OAuthTokens } from '../oauth.js';
 import { restSession, type RestSession } from '../oauth-session.js';
 import { publishParts } from '../publish-parts.js';
-import type { RestResult } from '../rest-api.js';
+import type { OAuthAdapterOptions, RestResult } from '../rest-api.js';
 import { createRedditApi, REDDIT_ENDPOINTS } from './api.js';
 
 export type RedditCredentials = OAuthTokens;
 
-interface Options {
-  /** The fetch every call goes through, with Reddit's User-Agent (see withUserAgent). */
-  fetch: typeof globalThis.fetch;
-  baseUrl: string | undefined;
-  oauth: OAuthClient | undefined;
-  requestTimeoutMs?: number;
-}
+/** `fetch` sends Reddit's User-Agent (see withUserAgent). */
+type Options = OAuthAdapterOptions;
 
 /** How far back, before the attempt began, a post in doubt is looked for (clock skew). */
 const LOOK_BACK_MS = 2 * 60_000;

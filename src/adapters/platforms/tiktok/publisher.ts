@@ -11,22 +11,16 @@ import type {
 } from '../../../domain/ports/publisher.js';
 import { chunkRanges } from '../chunked-upload.js';
 import { failed, Halt, readMedia } from '../http-outcomes.js';
-import type { OAuthClient, OAuthTokens } from '../oauth.js';
+import type { OAuthTokens } from '../oauth.js';
 import { restSession, type RestSession } from '../oauth-session.js';
 import { publishParts } from '../publish-parts.js';
 import { createTikTokApi, envelope, type TikTokAnswer } from './api.js';
 import { classify, failedPublish } from './classify.js';
+import type { OAuthAdapterOptions, PulledMediaOptions } from '../rest-api.js';
 
 export type TikTokCredentials = OAuthTokens;
 
-interface Options {
-  fetch: typeof globalThis.fetch;
-  baseUrl: string | undefined;
-  oauth: OAuthClient | undefined;
-  /** Why TikTok could not pull a public media URL of this server, or null when it can. */
-  publicUrlProblem(url: string): string | null;
-  requestTimeoutMs?: number;
-}
+type Options = OAuthAdapterOptions & PulledMediaOptions;
 
 const MB = 1024 * 1024;
 /** 10 MB chunks, the remainder joining the last (a file under 10 MB is one chunk): within TikTok's 5–64 MB, and never the whole file in memory. */

@@ -11,22 +11,16 @@ import type {
 } from '../../../domain/ports/publisher.js';
 import { chunkRanges, uploadInChunks } from '../chunked-upload.js';
 import { failed, Halt, outcomeOfThrown, readMedia, type FailedOutcome, reconciliationOfThrown } from '../http-outcomes.js';
-import type { OAuthClient, OAuthTokens } from '../oauth.js';
+import type { OAuthTokens } from '../oauth.js';
 import { restSession, type RestSession } from '../oauth-session.js';
 import { createXApi, type XResult } from './api.js';
 import { classify } from './classify.js';
+import type { OAuthAdapterOptions } from '../rest-api.js';
 
 /** What is stored for an X account: its OAuth 2.0 tokens (the refresh token is single use: every refresh rotates it). */
 export type XCredentials = OAuthTokens;
 
-interface Options {
-  fetch: typeof globalThis.fetch;
-  /** Replaces the origin of X's hosts (HERALD_X_BASE_URL). */
-  baseUrl: string | undefined;
-  /** The app's OAuth client, to refresh tokens; undefined when this server has no X app. */
-  oauth: OAuthClient | undefined;
-  requestTimeoutMs?: number;
-}
+type Options = OAuthAdapterOptions;
 
 /** Video is appended in segments of this size (peers use 1 MB); X takes at most 1,000 segments. */
 const SEGMENT_BYTES = 4 * 1024 * 1024;

@@ -11,20 +11,15 @@ import type {
 } from '../../../domain/ports/publisher.js';
 import { failed, Halt, readMedia } from '../http-outcomes.js';
 import { publishParts } from '../publish-parts.js';
-import type { OAuthClient, OAuthTokens } from '../oauth.js';
+import type { OAuthTokens } from '../oauth.js';
 import { restSession, type RestSession } from '../oauth-session.js';
-import type { RestResult } from '../rest-api.js';
+import type { OAuthAdapterOptions, RestResult } from '../rest-api.js';
 import { channelOf, createYouTubeApi } from './api.js';
 import { classify } from './classify.js';
 
 export type YouTubeCredentials = OAuthTokens;
 
-interface Options {
-  fetch: typeof globalThis.fetch;
-  baseUrl: string | undefined;
-  oauth: OAuthClient | undefined;
-  requestTimeoutMs?: number;
-}
+type Options = OAuthAdapterOptions;
 
 /** Chunks of the resumable upload: a multiple of 256 KiB, as the protocol requires of every chunk but the last. */
 const CHUNK_BYTES = 32 * 256 * 1024;
