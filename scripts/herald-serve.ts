@@ -12,12 +12,23 @@ export interface ServeProcess {
 
 const OUTPUT_KEPT = 1 << 20;
 
+/** Another machine to run it on (a network namespace, test/support/netns.ts), where it listens on `port`. */
+export interface ServeElsewhere {
+  port: number;
+  /** The program and arguments that run `file args` there. */
+  command(file: string, args: readonly string[]): [string, string[]];
+  /** Where this machine reaches that port. */
+  urlOf(port: number): string;
+}
+
 /**
- * Starts `herald serve` (`node ...nodeArgs serve`) on 127.0.0.1, on a port the system picks, and
- * waits at most 60 s for its ready line. Shared by the tests and the start-up benchmark.
+ * Starts `herald serve` (`node ...nodeArgs serve`) on 127.0.0.1, on a port the system picks (or on
+ * another machine), and waits at most 60 s for its ready line. Shared by the tests and the start-up
+ * benchmark.
  */
-export async function startHeraldServe(nodeArgs: string[], env: Record<string, string>): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, 'serve'], { env: { ...env, HOST: '127.0.0.1', PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startHeraldServe(nodeArgs: string[], env: Record<string, string>, elsewhere?: ServeElsewhere): Promise<ServeProcess> {
+  const [file, args] = elsewhere?.command(process.execPath, [...nodeArgs, 'serve']) ?? [process.execPath, [...nodeArgs, 'serve']];
+  const child = spawn(file, args, { env: { ...env, HOST: '127.0.0.1', PORT: String(elsewhere?.port ?? 0) }, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   // Only the last of it is kept: a server logging every request under load would fill memory. Kept as
   // chunks, not one string: copying a megabyte per chunk cost the benchmark's load generator, which
@@ -43,7 +54,7 @@ export async function startHeraldServe(nodeArgs: string[], env: Record<string, s
         if (ready?.[1] !== undefined) {
           clearTimeout(timer);
           child.stdout.off('data', lookForReady);
-          resolve(ready[1]);
+          resolve(elsewhere === undefined ? ready[1] : elsewhere.urlOf(elsewhere.port));
         }
       };
       child.stdout.on('data', lookForReady);

@@ -9,6 +9,7 @@ import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { makeDataDir, removeDataDir } from '../support/data-dir.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { fetchChecked } from '../support/fetch-checked.js';
+import { canMakeNetworkNamespaces, startMachine, type Machine } from '../support/netns.js';
 import { startTestPds, type TestPds } from '../support/pds.js';
 import { solidPng } from '../support/png.js';
 import { startS3Fake, type S3Fake } from '../support/s3-fake.js';
@@ -17,11 +18,17 @@ import { until } from '../support/wait.js';
 /**
  * Two machines' worth of Herald: two `herald serve` API processes and two `herald worker`
  * processes, each with a data folder of its own, sharing nothing but PostgreSQL, Redis and the
- * object store (separate ports on 127.0.0.1 stand for separate machines). Runs with TEST_REDIS_URL.
+ * object store. Each runs in a network namespace of its own (netns.ts), whose 127.0.0.1 reaches
+ * only those and Bluesky, and both APIs listen on the same port of their own; where this machine
+ * cannot make namespaces (not root), separate ports on 127.0.0.1 stand for them. Runs with
+ * TEST_REDIS_URL.
  */
 const REDIS_URL = process.env.TEST_REDIS_URL ?? '';
 const RATE_LIMIT = 40;
 const secretKey = randomBytes(32);
+const SEPARATE_NETWORKS = canMakeNetworkNamespaces();
+/** The port both APIs listen on, each in its own namespace. */
+const API_PORT = 8080;
 
 let database: TestDatabase;
 let store: S3Fake;
@@ -30,9 +37,21 @@ let proxy: FaultProxy;
 const dataDirs: string[] = [];
 const apis: ServeProcess[] = [];
 const workers: ChildProcess[] = [];
+const machines: Machine[] = [];
 
-/** The environment of one machine: its own data folder, the shared database, Redis, store and secret key. */
-async function machine(name: string): Promise<Record<string, string>> {
+/** The ports of this namespace a machine reaches: the database, Redis, the store and Bluesky (through the fault proxy). */
+function sharedPorts(): number[] {
+  return [database.url, REDIS_URL, store.env().AWS_ENDPOINT_URL_S3 ?? '', proxy.url].map((url) => Number(new URL(url).port));
+}
+
+/** One machine: a network namespace of its own (when this machine can make one), and the environment of its Herald, with its own data folder and the shared database, Redis, store and secret key. */
+async function machine(name: string, serves: boolean): Promise<{ env: Record<string, string>; on: Machine | undefined }> {
+  const on = SEPARATE_NETWORKS ? await startMachine({ reach: sharedPorts(), serve: serves ? [API_PORT] : [] }) : undefined;
+  if (on !== undefined) machines.push(on);
+  return { env: await environment(name), on };
+}
+
+async function environment(name: string): Promise<Record<string, string>> {
   const dataDir = await makeDataDir(`herald-${name}-`);
   dataDirs.push(dataDir);
   return {
@@ -65,20 +84,30 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const worker of workers) if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
   await Promise.all(apis.map((api) => api.stop()));
+  await Promise.all(machines.map((m) => m.close()));
   await proxy?.close();
   await Promise.all([pds?.close(), store?.close(), database?.close()]);
   await Promise.all(dataDirs.map((dir) => removeDataDir(dir)));
 });
 
-describe('two API processes and two workers on separate data folders', () => {
+describe(`two API processes and two workers on separate data folders${SEPARATE_NETWORKS ? ' and network namespaces' : ' (separate ports: this machine cannot make network namespaces)'}`, () => {
   it('share media, rate limits, key revocation and publishing, exactly once across a killed worker', async () => {
-    const [envA, envB, envWorker1, envWorker2] = await Promise.all([machine('api-a'), machine('api-b'), machine('worker-1'), machine('worker-2')]);
+    const [machineA, machineB, machine1, machine2] = await Promise.all([
+      machine('api-a', true),
+      machine('api-b', true),
+      machine('worker-1', false),
+      machine('worker-2', false),
+    ]);
+    const [envA, envB, envWorker1, envWorker2] = [machineA.env, machineB.env, machine1.env, machine2.env];
+    const elsewhere = (on: Machine | undefined) => (on === undefined ? undefined : { port: API_PORT, command: on.command, urlOf: on.urlOf });
+    // Operators' commands run here, beside the database.
     json(await herald(['db', 'migrate'], envA));
     const user = json<{ id: string }>(await herald(['user', 'create', '--name', 'Ada'], envA)).id;
     const { key } = json<{ key: string }>(await herald(['key', 'create', '--user', user], envA));
     const alice = await pds.createAccount('alice');
     const account = await heraldConnectBluesky(envA, proxy.url, alice, user);
-    const [a, b] = await Promise.all([heraldServe(envA), heraldServe(envB)]);
+    // With namespaces both listen on port 8080, each on its own 127.0.0.1: in one namespace the second could not.
+    const [a, b] = await Promise.all([heraldServe(envA, elsewhere(machineA.on)), heraldServe(envB, elsewhere(machineB.on))]);
     apis.push(a, b);
 
     // A file uploaded through A lives in the store, not in A's data folder, and both serve it.
@@ -105,7 +134,7 @@ describe('two API processes and two workers on separate data folders', () => {
     expect(created.status).toBe(201);
     expect((await fetchChecked(b.url, 'POST', `/api/v1/posts/${created.body.id}/publish`, { key })).status).toBe(202);
     proxy.plan((req) => (req.path.endsWith('repo.putRecord') ? { kind: 'commitThenHang' } : undefined));
-    const doomed = heraldSpawn(['worker'], envWorker1);
+    const doomed = heraldSpawn(['worker'], envWorker1, 'ignore', machine1.on);
     workers.push(doomed);
     const died = new Promise((resolve) => doomed.once('exit', resolve));
     await until('Bluesky to commit the record', () => proxy.requests.some((r) => r.path.endsWith('repo.putRecord')), { timeoutMs: 60_000 });
@@ -114,7 +143,7 @@ describe('two API processes and two workers on separate data folders', () => {
     proxy.plan(() => undefined);
 
     // Worker 2, on its own data folder, reads the file from the store and completes the same call.
-    const survivor = heraldSpawn(['worker'], envWorker2);
+    const survivor = heraldSpawn(['worker'], envWorker2, 'ignore', machine2.on);
     workers.push(survivor);
     let detail: Schemas['PostDetail'] | undefined;
     await until(

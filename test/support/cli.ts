@@ -1,6 +1,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { HERALD_COMMAND } from '../../scripts/build.js';
-import { startHeraldServe, type ServeProcess } from '../../scripts/herald-serve.js';
+import { startHeraldServe, type ServeElsewhere, type ServeProcess } from '../../scripts/herald-serve.js';
+import type { Machine } from './netns.js';
 import type { Schemas } from './api.js';
 
 // The compiled binary users run (package.json's bin); test/support/global-setup.ts builds it first.
@@ -25,9 +26,15 @@ export function herald(args: string[], env: Record<string, string>): Promise<Cli
   });
 }
 
-/** Starts the real `herald` binary and returns at once: for a process a test stops (or kills) midway. */
-export function heraldSpawn(args: string[], env: Record<string, string>, output: 'ignore' | 'pipe' = 'ignore'): ChildProcess {
-  return spawn(process.execPath, [...HERALD_COMMAND, ...args], { env: cliEnv(env), stdio: ['ignore', output, output] });
+/** Starts the real `herald` binary and returns at once: for a process a test stops (or kills) midway; on `machine`, inside it. */
+export function heraldSpawn(
+  args: string[],
+  env: Record<string, string>,
+  output: 'ignore' | 'pipe' = 'ignore',
+  machine?: Pick<Machine, 'command'>,
+): ChildProcess {
+  const [file, argv] = machine?.command(process.execPath, [...HERALD_COMMAND, ...args]) ?? [process.execPath, [...HERALD_COMMAND, ...args]];
+  return spawn(file, argv, { env: cliEnv(env), stdio: ['ignore', output, output] });
 }
 
 /** The one JSON object a successful command prints. */
@@ -49,9 +56,9 @@ export async function heraldConnectBluesky(
   return json<Schemas['Account']>(await herald([...args, '--user', user], env));
 }
 
-/** `herald serve`, on 127.0.0.1 and a port the system picks, once it has printed its ready line. */
-export function heraldServe(env: Record<string, string>): Promise<ServeProcess> {
-  return startHeraldServe(HERALD_COMMAND, cliEnv(env));
+/** `herald serve`, on 127.0.0.1 and a port the system picks (or on `elsewhere`), once it has printed its ready line. */
+export function heraldServe(env: Record<string, string>, elsewhere?: ServeElsewhere): Promise<ServeProcess> {
+  return startHeraldServe(HERALD_COMMAND, cliEnv(env), elsewhere);
 }
 
 export type { ServeProcess };

@@ -10,13 +10,16 @@ export type ProxyTarget = { host: string; port: number } | { path: string };
 /** A simple-protocol Query message ('Q', its length, the text) of COMMIT, as Kysely's pg driver sends it. */
 const COMMIT_QUERY = Buffer.from('Q\u0000\u0000\u0000\u000bcommit\u0000', 'latin1');
 
-/** A TCP forwarder on 127.0.0.1 that a test can cut and restore, to make a database vanish and return. */
+/** A TCP forwarder on 127.0.0.1 (or on a Unix socket's path) that a test can cut and restore, to make a database vanish and return. */
 export class TcpProxy {
   #server: Server | undefined;
   readonly #sockets = new Set<Socket>();
   port = 0;
 
-  constructor(private readonly target: ProxyTarget) {}
+  constructor(
+    private readonly target: ProxyTarget,
+    private readonly listenAt?: { path: string },
+  ) {}
 
   async start(): Promise<void> {
     const server = createServer((client) => {
@@ -34,7 +37,7 @@ export class TcpProxy {
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', () => resolve());
+      server.listen(this.listenAt ?? { port: this.port, host: '127.0.0.1' }, () => resolve());
     });
     const address = server.address();
     if (typeof address === 'object' && address !== null) this.port = address.port;
