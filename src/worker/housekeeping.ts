@@ -3,7 +3,7 @@ import type { Database } from '../db/schema.js';
 import { errorName } from '../domain/errors.js';
 import { purgeExpiredIdempotencyKeys } from '../domain/idempotency.js';
 import { announceEndingCredentials, renewEndingCredentials } from '../domain/live-accounts.js';
-import { removeAbandonedUploads } from '../domain/media/abandoned-uploads.js';
+import { removeAbandonedUploads, removeOrphanFiles } from '../domain/media/abandoned-uploads.js';
 import type { Dependencies } from '../domain/dependencies.js';
 import { deleteExpiredEvents } from '../domain/webhooks/retention.js';
 
@@ -14,7 +14,8 @@ const HOUSEKEEPING_LOCK = sql`hashtextextended('herald.housekeeping', 0)`;
 
 /**
  * Deletes what has outlived its use: expired idempotency keys, webhook events past their
- * retention (with their deliveries and attempts), the staged files of abandoned uploads; renews
+ * retention (with their deliveries and attempts), the staged files of abandoned uploads, stored
+ * files no medium names; renews
  * credentials that end unless refreshed; and tells of accounts whose credentials end soon or
  * have ended. Returns
  * false, having done nothing, while another process is at it.
@@ -29,11 +30,12 @@ export async function keepHouse(deps: Dependencies): Promise<boolean> {
       const keys = await purgeExpiredIdempotencyKeys(db, now);
       const events = await deleteExpiredEvents(db, deps.webhooks.settings, now);
       const uploads = await removeAbandonedUploads(deps.storage, now);
+      const orphans = await removeOrphanFiles(db, deps.storage, now);
       const renewals = await renewEndingCredentials({ ...deps, db }, now);
       const credentials = await announceEndingCredentials(db, now);
       deps.log.info(
-        { keys, events, uploads, ...renewals, ...credentials },
-        'housekeeping: expired keys, events and uploads removed; ending credentials renewed or announced',
+        { keys, events, uploads, orphans, ...renewals, ...credentials },
+        'housekeeping: expired keys, events, uploads and files no medium names removed; ending credentials renewed or announced',
       );
       return true;
     } finally {

@@ -11,6 +11,7 @@ import { ServiceState } from '../../src/api/service-state.js';
 import { readEnvironment } from '../../src/cli/wiring/configuration.js';
 import { publicMediaUrl } from '../../src/domain/media/public-media.js';
 import type { MediaStorage } from '../../src/domain/ports/media-storage.js';
+import { keepHouse } from '../../src/worker/housekeeping.js';
 import { drain } from '../../src/worker/worker.js';
 import { injectChecked, UNLIMITED, useTestApi, type ApiRequest, type Schemas, type TestApi } from '../support/api.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
@@ -185,6 +186,27 @@ describe('media in an S3 bucket', () => {
     expect(stored.status).toBe(201);
     expect((await s3.object(objectKey(u, (stored.body as Schemas['Media']).id)))?.bytes.equals(big)).toBe(true);
     expect(await s3.incompleteUploads()).toEqual([]);
+  });
+
+  it('removes, an hour after it was written, a file no medium names (its delete found the store down), keeping the media and objects not Herald’s', async () => {
+    const u = await userWithKey(api.db);
+    const kept = await uploadMedia(onS3, u, files.png64, 'kept.png', 'image/png', 'Kept');
+    const lost = await uploadMedia(onS3, u, files.png64, 'lost.png', 'image/png', 'Lost');
+    const deleted = await onClosedPort.request({ method: 'DELETE', url: `/api/v1/media/${lost}`, key: u.key });
+    expect([deleted.status, deleted.headers['retry-after']]).toEqual([503, expect.any(String)]);
+    expect(await s3.object(objectKey(u, lost))).toBeDefined();
+    const notHeralds = [`${PREFIX}/notes.txt`, `elsewhere/${u.userId}/${lost}`];
+    for (const key of notHeralds) await s3.put(key, Buffer.from('not Herald’s'));
+
+    const houseKeptAt = (ms: number) => keepHouse({ ...api.publishing.deps, storage, now: () => new Date(Date.now() + ms) });
+    // Within the hour an upload may still be naming its file: nothing goes.
+    expect(await houseKeptAt(30 * 60_000)).toBe(true);
+    expect(await s3.object(objectKey(u, lost))).toBeDefined();
+    expect(await houseKeptAt(2 * 3_600_000)).toBe(true);
+    expect(await s3.object(objectKey(u, lost))).toBeUndefined();
+    expect((await s3.keys()).sort()).toEqual(expect.arrayContaining([objectKey(u, kept), ...notHeralds]));
+    const served = await readPublic(onS3, kept);
+    expect(served.raw.rawPayload.equals(files.png64)).toBe(true);
   });
 
   it('takes HERALD_MEDIA_URL as s3://bucket[/prefix], and refuses anything else at start', () => {

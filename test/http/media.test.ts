@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
 import { ServiceState } from '../../src/api/service-state.js';
 import { FfprobeMediaProbe, type ProbeTools } from '../../src/adapters/probe/ffprobe-media-probe.js';
+import { keepHouse } from '../../src/worker/housekeeping.js';
 import { injectChecked, UNLIMITED, useTestApi, type ApiResponse, type InvalidRequest, type Schemas } from '../support/api.js';
 import { createTestDatabase } from '../support/database.js';
 import { unstorableTextDetail } from '../support/details.js';
@@ -316,6 +317,24 @@ describe('GET /api/v1/media and DELETE /api/v1/media/{id}', () => {
       expect(res.body).toEqual({ error: 'Media not found', code: 'media_not_found' });
     }
     expect(await mediaCount(bob.userId)).toBe(1);
+  });
+});
+
+describe('a stored file no medium names', () => {
+  it('is removed by housekeeping an hour after it was written; the files of media, and newer files, are left', async () => {
+    const u = await userWithKey(api.db);
+    const medium = (await upload(u.key, [{ name: 'file', value: files.png64, filename: 'a.png' }])).body;
+    const folder = join(api.media.root, 'files', u.userId);
+    // A file whose row never committed (the database went away between the two), written two hours ago; and one just written.
+    const [orphan, fresh] = [join(folder, `med_${randomUUID().replaceAll('-', '')}`), join(folder, `med_${randomUUID().replaceAll('-', '')}`)];
+    for (const path of [orphan, fresh]) await writeFile(path, files.png64);
+    const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60_000);
+    for (const path of [orphan, join(folder, medium.id)]) await utimes(path, twoHoursAgo, twoHoursAgo);
+
+    expect(await keepHouse(api.publishing.deps)).toBe(true);
+    expect((await readdir(folder)).sort()).toEqual([medium.id, basename(fresh)].sort());
+    const listed = await api.request<{ data: Schemas['Media'][] }>({ method: 'GET', url: '/api/v1/media', key: u.key });
+    expect(listed.body.data.map((m) => m.id)).toEqual([medium.id]);
   });
 });
 

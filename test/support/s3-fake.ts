@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GetObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { S3Storage } from '../../src/adapters/storage/s3-storage.js';
 
 /** The one key pair s3rver knows, and the region the tests sign for (the fake takes any). */
@@ -38,6 +38,8 @@ export interface S3Fake {
   object(key: string): Promise<{ bytes: Buffer; sha256: string | undefined } | undefined>;
   /** Every key in the bucket. */
   keys(): Promise<string[]>;
+  /** Writes an object as another program sharing the bucket would. */
+  put(key: string, bytes: Buffer): Promise<void>;
   /** The keys of multipart uploads begun and neither completed nor aborted, as ListMultipartUploads gives them. */
   incompleteUploads(): Promise<string[]>;
   close(): Promise<void>;
@@ -88,6 +90,9 @@ export async function startS3Fake(bucket = 'herald-media'): Promise<S3Fake> {
     async keys() {
       const listed = await client.send(new ListObjectsV2Command({ Bucket: bucket }));
       return (listed.Contents ?? []).map((o) => o.Key ?? '');
+    },
+    async put(key, bytes) {
+      await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: bytes }));
     },
     async incompleteUploads() {
       const listed = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket }));

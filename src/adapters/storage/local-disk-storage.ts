@@ -60,21 +60,11 @@ export class LocalDiskStorage implements MediaStorage {
   }
 
   async removeStagedBefore(cutoff: Date): Promise<number> {
-    let names: string[];
-    try {
-      names = await readdir(this.#staging);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
-      throw err;
-    }
     let removed = 0;
-    for (const name of names) {
+    for (const name of await namesIn(this.#staging)) {
       const path = join(this.#staging, name);
       // A file gone meanwhile was an upload that has just finished.
-      const stats = await stat(path).catch((err: NodeJS.ErrnoException) => {
-        if (err.code === 'ENOENT') return undefined;
-        throw err;
-      });
+      const stats = await stat(path).catch(ifGone(undefined));
       if (stats?.isFile() && stats.mtime < cutoff) {
         await rm(path, { force: true });
         removed += 1;
@@ -83,9 +73,42 @@ export class LocalDiskStorage implements MediaStorage {
     return removed;
   }
 
+  async *storedBefore(cutoff: Date): AsyncIterable<string[]> {
+    let page: string[] = [];
+    for (const user of await namesIn(this.#files)) {
+      for (const media of await namesIn(join(this.#files, user))) {
+        const key = `${user}/${media}`;
+        if (!isValidStorageKey(key)) continue;
+        const stats = await stat(join(this.#files, key)).catch(ifGone(undefined));
+        if (stats?.isFile() && stats.mtime < cutoff) page.push(key);
+        if (page.length === PAGE) {
+          yield page;
+          page = [];
+        }
+      }
+    }
+    if (page.length > 0) yield page;
+  }
+
   /** Where a key's file is (whether or not it is there): what `herald media migrate` reads to move it elsewhere. */
   pathOf(key: string): string {
     if (!isValidStorageKey(key)) throw new Error('Invalid storage key');
     return join(this.#files, key);
   }
+}
+
+/** How many keys storedBefore reads before it yields them. */
+const PAGE = 500;
+
+/** The names in a folder; none when it is not there (yet, or any more). */
+async function namesIn(folder: string): Promise<string[]> {
+  return readdir(folder).catch(ifGone([]));
+}
+
+/** A rejection handler that answers `value` for a file or folder that is not there, and rethrows anything else. */
+function ifGone<T>(value: T): (err: NodeJS.ErrnoException) => T {
+  return (err) => {
+    if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return value;
+    throw err;
+  };
 }

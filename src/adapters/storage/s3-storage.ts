@@ -1,7 +1,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, paginateListObjectsV2, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { DomainError } from '../../domain/errors.js';
 import { isValidStorageKey, type ByteRange, type MediaStorage, type StagedFile } from '../../domain/ports/media-storage.js';
@@ -145,6 +145,22 @@ export class S3Storage implements MediaStorage {
 
   removeStagedBefore(cutoff: Date): Promise<number> {
     return this.#staging.removeStagedBefore(cutoff);
+  }
+
+  async *storedBefore(cutoff: Date): AsyncIterable<string[]> {
+    const prefix = this.#location.prefix === '' ? '' : `${this.#location.prefix}/`;
+    try {
+      for await (const page of paginateListObjectsV2({ client: this.#client }, { Bucket: this.#location.bucket, Prefix: prefix })) {
+        // Other objects in the bucket are not Herald's: only keys it makes are looked at.
+        const keys = (page.Contents ?? []).flatMap(({ Key, LastModified }) => {
+          const key = Key?.slice(prefix.length) ?? '';
+          return LastModified !== undefined && LastModified < cutoff && isValidStorageKey(key) ? [key] : [];
+        });
+        if (keys.length > 0) yield keys;
+      }
+    } catch (err) {
+      throw unavailable(err);
+    }
   }
 
   #objectKey(key: string): string {

@@ -67,6 +67,13 @@ export async function deleteMediaById(db: Kysely<Database>, id: string): Promise
   await db.deleteFrom('media_assets').where('id', '=', id).execute();
 }
 
+/** Which of these storage keys a medium names. */
+export async function selectStorageKeysIn(db: Kysely<Database>, keys: readonly string[]): Promise<string[]> {
+  if (keys.length === 0) return [];
+  const rows = await db.selectFrom('media_assets').select('storage_key').where('storage_key', 'in', keys).execute();
+  return rows.flatMap((row) => (row.storage_key === null ? [] : [row.storage_key]));
+}
+
 /** What serving a medium's file needs. */
 export async function selectMediaById(db: Kysely<Database>, id: string): Promise<Pick<MediaRow, 'mime' | 'bytes' | 'storage_key'> | undefined> {
   return db.selectFrom('media_assets').select(['mime', 'bytes', 'storage_key']).where('id', '=', id).executeTakeFirst();

@@ -29,6 +29,8 @@ export interface MediaStorage {
   open(key: string, range?: ByteRange): Promise<Readable>;
   /** Removes staged files last written before `cutoff` (uploads a crash cut short); how many. */
   removeStagedBefore(cutoff: Date): Promise<number>;
+  /** The keys of the stored files last written before `cutoff`, a page at a time: to find files no medium names. */
+  storedBefore(cutoff: Date): AsyncIterable<string[]>;
 }
 
 /** Inclusive byte offsets, as an HTTP Range names them. */
