@@ -20,7 +20,7 @@ const HOUSEKEEPING_LOCK = sql`hashtextextended('herald.housekeeping', 0)`;
  * have ended. Returns
  * false, having done nothing, while another process is at it.
  */
-export async function keepHouse(deps: Dependencies): Promise<boolean> {
+export async function keepHouse(deps: Dependencies, sweep: StoredFilesSweep = {}): Promise<boolean> {
   // One connection for the run: a session's advisory lock is released only on the connection that took it.
   return deps.db.connection().execute(async (db: Kysely<Database>) => {
     const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_lock(${HOUSEKEEPING_LOCK}) as locked`.execute(db);
@@ -30,7 +30,8 @@ export async function keepHouse(deps: Dependencies): Promise<boolean> {
       const keys = await purgeExpiredIdempotencyKeys(db, now);
       const events = await deleteExpiredEvents(db, deps.webhooks.settings, now);
       const uploads = await removeAbandonedUploads(deps.storage, now);
-      const orphans = await removeOrphanFiles(db, deps.storage, now);
+      const { removed: orphans, next } = await removeOrphanFiles(db, deps.storage, now, sweep.next);
+      sweep.next = next;
       const renewals = await renewEndingCredentials({ ...deps, db }, now);
       const credentials = await announceEndingCredentials(db, now);
       deps.log.info(
@@ -44,6 +45,11 @@ export async function keepHouse(deps: Dependencies): Promise<boolean> {
   });
 }
 
+/** Where a process's next look for stored files no medium names goes on from (removeOrphanFiles). */
+export interface StoredFilesSweep {
+  next?: string | undefined;
+}
+
 /**
  * Keeps house at once, then 15 minutes after each run, until stopped: a worker restarted more
  * often than that still keeps house, and of workers started together one does it.
@@ -52,9 +58,10 @@ export function keepHouseEvery(deps: Dependencies): { stop(): Promise<void> } {
   let stopped = false;
   let running: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout;
+  const sweep: StoredFilesSweep = {};
   const plan = (ms: number) => {
     timer = setTimeout(() => {
-      running = keepHouse(deps)
+      running = keepHouse(deps, sweep)
         .then(
           () => {},
           (error: unknown) => deps.log.error({ errorName: errorName(error) }, 'housekeeping failed; it runs again at its next time'),

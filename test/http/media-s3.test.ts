@@ -207,6 +207,18 @@ describe('media in an S3 bucket', () => {
     expect((await s3.keys()).sort()).toEqual(expect.arrayContaining([objectKey(u, kept), ...notHeralds]));
     const served = await readPublic(onS3, kept);
     expect(served.raw.rawPayload.equals(files.png64)).toBe(true);
+
+    // Listed in key order, Herald's keys only, going on after a key as a next run does.
+    const listed = async (after?: string) => {
+      const keys: string[] = [];
+      for await (const page of storage.storedAfter(after)) keys.push(...page.map((file) => file.key));
+      return keys;
+    };
+    const all = await listed();
+    expect(all).toEqual([...all].sort());
+    expect(all).toContain(`${u.userId}/${kept}`);
+    expect(all.some((key) => key.includes('notes.txt') || key.startsWith('elsewhere'))).toBe(false);
+    expect(await listed(`${u.userId}/${kept}`)).toEqual(all.filter((key) => key > `${u.userId}/${kept}`));
   });
 
   it('takes HERALD_MEDIA_URL as s3://bucket[/prefix], and refuses anything else at start', () => {

@@ -9,6 +9,8 @@ import { buildApp } from '../../src/api/app.js';
 import { ServiceState } from '../../src/api/service-state.js';
 import { FfprobeMediaProbe, type ProbeTools } from '../../src/adapters/probe/ffprobe-media-probe.js';
 import { keepHouse } from '../../src/worker/housekeeping.js';
+import { LocalDiskStorage } from '../../src/adapters/storage/local-disk-storage.js';
+import { removeOrphanFiles } from '../../src/domain/media/abandoned-uploads.js';
 import { injectChecked, UNLIMITED, useTestApi, type ApiResponse, type InvalidRequest, type Schemas } from '../support/api.js';
 import { createTestDatabase } from '../support/database.js';
 import { unstorableTextDetail } from '../support/details.js';
@@ -335,6 +337,41 @@ describe('a stored file no medium names', () => {
     expect((await readdir(folder)).sort()).toEqual([medium.id, basename(fresh)].sort());
     const listed = await api.request<{ data: Schemas['Media'][] }>({ method: 'GET', url: '/api/v1/media', key: u.key });
     expect(listed.body.data.map((m) => m.id)).toEqual([medium.id]);
+  });
+});
+
+describe('the look for stored files no medium names', () => {
+  it('looks at a bounded number of files a run, each run going on from where the last stopped, and starts over at the end', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'herald-sweep-'));
+    try {
+      const u = await userWithKey(api.db);
+      const medium = (await upload(u.key, [{ name: 'file', value: files.png64, filename: 'a.png' }])).body;
+      const folder = join(root, 'files', u.userId);
+      await mkdir(folder, { recursive: true });
+      const orphans = ['med_a1', 'med_b2', 'med_c3', 'med_d4', 'med_e5'];
+      const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60_000);
+      for (const name of [...orphans, medium.id]) {
+        await writeFile(join(folder, name), files.png64);
+        await utimes(join(folder, name), twoHoursAgo, twoHoursAgo);
+      }
+      const storage = new LocalDiskStorage(root);
+      const runs: { removed: number; next: string | undefined }[] = [];
+      for (let from: string | undefined; runs.length === 0 || from !== undefined;) {
+        const run = await removeOrphanFiles(api.db, storage, new Date(), from, 4);
+        runs.push(run);
+        from = run.next;
+      }
+      // Six files, four a run: two runs, the first stopping at its fourth key in key order.
+      const inKeyOrder = [...orphans, medium.id].sort();
+      const firstRemoved = inKeyOrder.slice(0, 4).filter((name) => name !== medium.id).length;
+      expect(runs).toEqual([
+        { removed: firstRemoved, next: `${u.userId}/${inKeyOrder[3]}` },
+        { removed: orphans.length - firstRemoved, next: undefined },
+      ]);
+      expect(await readdir(folder)).toEqual([medium.id]);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });
 

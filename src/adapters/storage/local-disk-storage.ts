@@ -4,7 +4,7 @@ import { access, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { isValidStorageKey, type ByteRange, type MediaStorage, type StagedFile } from '../../domain/ports/media-storage.js';
+import { isValidStorageKey, type ByteRange, type MediaStorage, type StagedFile, type StoredFile } from '../../domain/ports/media-storage.js';
 
 /**
  * Media files in a local folder: `<root>/files/<userId>/<mediaId>`, staging in `<root>/staging`.
@@ -73,14 +73,16 @@ export class LocalDiskStorage implements MediaStorage {
     return removed;
   }
 
-  async *storedBefore(cutoff: Date): AsyncIterable<string[]> {
-    let page: string[] = [];
-    for (const user of await namesIn(this.#files)) {
-      for (const media of await namesIn(join(this.#files, user))) {
+  async *storedAfter(after: string | undefined): AsyncIterable<StoredFile[]> {
+    let page: StoredFile[] = [];
+    // Sorted as keys compare: '/' sorts before every character of an id.
+    for (const user of (await namesIn(this.#files)).sort()) {
+      if (after !== undefined && `${user}/` < after.slice(0, after.indexOf('/') + 1)) continue;
+      for (const media of (await namesIn(join(this.#files, user))).sort()) {
         const key = `${user}/${media}`;
-        if (!isValidStorageKey(key)) continue;
+        if (!isValidStorageKey(key) || (after !== undefined && key <= after)) continue;
         const stats = await stat(join(this.#files, key)).catch(ifGone(undefined));
-        if (stats?.isFile() && stats.mtime < cutoff) page.push(key);
+        if (stats?.isFile()) page.push({ key, writtenAt: stats.mtime });
         if (page.length === PAGE) {
           yield page;
           page = [];
@@ -97,7 +99,7 @@ export class LocalDiskStorage implements MediaStorage {
   }
 }
 
-/** How many keys storedBefore reads before it yields them. */
+/** How many files storedAfter reads before it yields them. */
 const PAGE = 500;
 
 /** The names in a folder; none when it is not there (yet, or any more). */

@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, paginateListObjectsV2, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { DomainError } from '../../domain/errors.js';
-import { isValidStorageKey, type ByteRange, type MediaStorage, type StagedFile } from '../../domain/ports/media-storage.js';
+import { isValidStorageKey, type ByteRange, type MediaStorage, type StagedFile, type StoredFile } from '../../domain/ports/media-storage.js';
 import { LocalDiskStorage } from './local-disk-storage.js';
 import type { S3Location } from './s3-location.js';
 
@@ -147,16 +147,18 @@ export class S3Storage implements MediaStorage {
     return this.#staging.removeStagedBefore(cutoff);
   }
 
-  async *storedBefore(cutoff: Date): AsyncIterable<string[]> {
+  async *storedAfter(after: string | undefined): AsyncIterable<StoredFile[]> {
     const prefix = this.#location.prefix === '' ? '' : `${this.#location.prefix}/`;
+    const input = { Bucket: this.#location.bucket, Prefix: prefix, ...(after === undefined ? {} : { StartAfter: `${prefix}${after}` }) };
     try {
-      for await (const page of paginateListObjectsV2({ client: this.#client }, { Bucket: this.#location.bucket, Prefix: prefix })) {
+      // S3 lists in key order.
+      for await (const page of paginateListObjectsV2({ client: this.#client }, input)) {
         // Other objects in the bucket are not Herald's: only keys it makes are looked at.
-        const keys = (page.Contents ?? []).flatMap(({ Key, LastModified }) => {
+        const files = (page.Contents ?? []).flatMap(({ Key, LastModified }) => {
           const key = Key?.slice(prefix.length) ?? '';
-          return LastModified !== undefined && LastModified < cutoff && isValidStorageKey(key) ? [key] : [];
+          return LastModified !== undefined && isValidStorageKey(key) ? [{ key, writtenAt: LastModified }] : [];
         });
-        if (keys.length > 0) yield keys;
+        if (files.length > 0) yield files;
       }
     } catch (err) {
       throw unavailable(err);

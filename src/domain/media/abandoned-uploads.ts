@@ -16,20 +16,39 @@ export async function removeAbandonedUploads(storage: MediaStorage, now: Date): 
 }
 
 /**
+ * How many stored files one housekeeping run looks at: a run goes on from where the last one
+ * stopped, so a store of millions is gone through over a day or so, a bounded listing each time.
+ */
+export const STORED_FILES_PER_RUN = 10_000;
+
+/**
  * Removes stored files that no medium names, written before the same hour: a file whose row was
  * never written (the database was lost between the file and its row, or its commit's answer was
  * lost and the row did not commit after all), or whose removal failed after its row was deleted
  * (the store was down). An upload writes its file moments before its row, so an hour never takes a
- * file an upload is about to name; how many it removed.
+ * file an upload is about to name. Looks at up to `limit` files in key order after `from`; how
+ * many it removed, and the key to go on after (undefined once it has reached the end).
  */
-export async function removeOrphanFiles(db: Kysely<Database>, storage: MediaStorage, now: Date): Promise<number> {
+export async function removeOrphanFiles(
+  db: Kysely<Database>,
+  storage: MediaStorage,
+  now: Date,
+  from?: string,
+  limit = STORED_FILES_PER_RUN,
+): Promise<{ removed: number; next: string | undefined }> {
+  const cutoff = new Date(now.getTime() - ABANDONED_UPLOAD_MS);
   let removed = 0;
-  for await (const keys of storage.storedBefore(new Date(now.getTime() - ABANDONED_UPLOAD_MS))) {
-    const named = new Set(await selectStorageKeysIn(db, keys));
-    for (const key of keys.filter((k) => !named.has(k))) {
+  let looked = 0;
+  for await (const page of storage.storedAfter(from)) {
+    const files = page.slice(0, limit - looked);
+    const old = files.filter((file) => file.writtenAt < cutoff).map((file) => file.key);
+    const named = new Set(await selectStorageKeysIn(db, old));
+    for (const key of old.filter((k) => !named.has(k))) {
       await storage.remove(key);
       removed += 1;
     }
+    looked += files.length;
+    if (looked >= limit) return { removed, next: files.at(-1)?.key };
   }
-  return removed;
+  return { removed, next: undefined };
 }

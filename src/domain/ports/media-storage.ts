@@ -29,8 +29,17 @@ export interface MediaStorage {
   open(key: string, range?: ByteRange): Promise<Readable>;
   /** Removes staged files last written before `cutoff` (uploads a crash cut short); how many. */
   removeStagedBefore(cutoff: Date): Promise<number>;
-  /** The keys of the stored files last written before `cutoff`, a page at a time: to find files no medium names. */
-  storedBefore(cutoff: Date): AsyncIterable<string[]>;
+  /**
+   * The stored files in key order, from the first after `after` (from the start when undefined),
+   * a page at a time: to find files no medium names.
+   */
+  storedAfter(after: string | undefined): AsyncIterable<StoredFile[]>;
+}
+
+/** A stored file: its key, and when it was last written. */
+export interface StoredFile {
+  key: string;
+  writtenAt: Date;
 }
 
 /** Inclusive byte offsets, as an HTTP Range names them. */
