@@ -96,16 +96,22 @@ export interface Recorder {
   record(req: FastifyRequest, body: unknown): void;
 }
 
+/** A request's headers as a recorder keeps them: lower-case names, `authorization` only its scheme. */
+export function recordedHeaders(req: FastifyRequest): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    headers[name] = name === 'authorization' ? (String(value).split(' ')[0] ?? '') : Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
+}
+
 function createRecorder(): Recorder {
   const requests: RecordedRequest[] = [];
   return {
     requests,
     record(req, body) {
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(req.headers)) {
-        if (value === undefined) continue;
-        headers[name] = name === 'authorization' ? (String(value).split(' ')[0] ?? '') : Array.isArray(value) ? value.join(', ') : value;
-      }
+      const headers = recordedHeaders(req);
       const recorded = body instanceof MultipartBody ? body.summary() : Buffer.isBuffer(body) ? { bytes: body.length } : body;
       requests.push({ method: req.method, path: req.url, headers, body: recorded });
     },

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { FaultQueue, recordedHeaders, type Fault } from './fake-kit.js';
 
 /**
  * What the Meta fakes (Instagram, Threads, Facebook Pages) share: Meta's error body and the errors all three give,
@@ -450,11 +451,7 @@ export function createRecorder(): { requests: MetaRecordedRequest[]; record(req:
   return {
     requests,
     record(req, body) {
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(req.headers)) {
-        if (value === undefined) continue;
-        headers[name] = name === 'authorization' ? (String(value).split(' ')[0] ?? '') : Array.isArray(value) ? value.join(', ') : value;
-      }
+      const headers = recordedHeaders(req);
       const recorded =
         body instanceof MetaMultipart ? body.summary() : isObject(body) ? redactParams(body) : Buffer.isBuffer(body) ? { bytes: body.length } : body;
       requests.push({ method: req.method, path: redactQuery(req.url), headers, body: recorded ?? null });
@@ -464,25 +461,9 @@ export function createRecorder(): { requests: MetaRecordedRequest[]; record(req:
 
 // --- Faults ----------------------------------------------------------------------------------------
 
-export type MetaFault =
-  /** Answers without doing anything. The body defaults to Meta's code 2 (5xx, transient) or code 1 (other statuses). */
-  | { kind: 'answer'; status: number; body?: unknown; headers?: Record<string, string> }
-  /** Does the work (publishes, issues the token, ...), then cuts the connection without answering. */
-  | { kind: 'commitThenDrop' };
-
-export class FaultQueue<T extends string> {
-  private readonly queue: { target: T; fault: MetaFault }[] = [];
-
-  push(target: T, fault: MetaFault): void {
-    this.queue.push({ target, fault });
-  }
-
-  /** The first fault planned for this target, removed from the queue. */
-  take(target: T): MetaFault | undefined {
-    const index = this.queue.findIndex((f) => f.target === target);
-    return index === -1 ? undefined : this.queue.splice(index, 1)[0]?.fault;
-  }
-}
+/** The kit's faults: an answer without doing anything (the body defaults to Meta's code 2 for a 5xx, code 1 otherwise), or the work done and the connection cut. */
+export type MetaFault = Fault;
+export { FaultQueue };
 
 export function faultAnswer(fault: { status: number; body?: unknown; headers?: Record<string, string> }): MetaAnswer {
   if (fault.body !== undefined) return { status: fault.status, body: fault.body, ...(fault.headers === undefined ? {} : { headers: fault.headers }) };
