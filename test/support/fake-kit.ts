@@ -190,7 +190,7 @@ export async function createFakeApp(options: FakeAppOptions): Promise<FastifyIns
 }
 
 /** A JSON parser for APIs that take a call with no body yet labelled JSON (X's finalize); bad JSON is a 400. */
-function acceptEmptyJson(app: FastifyInstance, invalidMessage: string): void {
+export function acceptEmptyJson(app: FastifyInstance, invalidMessage: string): void {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, raw, done) => {
     const text = typeof raw === 'string' ? raw : raw.toString('utf8');

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { FaultQueue, recordedHeaders, type Fault } from './fake-kit.js';
+import { acceptEmptyJson, FaultQueue, recordedHeaders, type Fault } from './fake-kit.js';
 
 /**
  * What the Meta fakes (Instagram, Threads, Facebook Pages) share: Meta's error body and the errors all three give,
@@ -629,17 +629,7 @@ export async function createMetaApp(options: { bodyLimit?: number } = {}): Promi
   const limit = options.bodyLimit ?? 64 * MIB;
   const app = Fastify({ logger: false, bodyLimit: limit });
   await app.register(multipart, { limits: { fileSize: limit } });
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, raw, done) => {
-    const text = typeof raw === 'string' ? raw : raw.toString('utf8');
-    if (text.trim() === '') return done(null, undefined);
-    try {
-      const parsed: unknown = JSON.parse(text);
-      done(null, parsed);
-    } catch {
-      done(Object.assign(new Error('(#100) The request body is not valid JSON.'), { statusCode: 400 }), undefined);
-    }
-  });
+  acceptEmptyJson(app, '(#100) The request body is not valid JSON.');
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, raw, done) => {
     done(null, Object.fromEntries(new URLSearchParams(typeof raw === 'string' ? raw : raw.toString('utf8'))));
   });
