@@ -57,6 +57,9 @@ export interface AccountsTable {
   next_publish_at: Date | null;
   /** The last turn handed to a post this live account's pace holds back (the end of its line); null before any. */
   last_turn_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** Who holds the refresh of the credentials now (token-source.ts), and until when; null when nobody does. */
+  refresh_lease_id: ColumnType<string | null, string | null | undefined, string | null>;
+  refresh_lease_until: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export type AccountMode = 'sandbox' | 'live';

@@ -267,7 +267,7 @@ const RENEW_WITHIN_MS = 30 * 86_400_000;
  * One that cannot be renewed is left to end, announced as expiring, then ended.
  */
 export async function renewEndingCredentials(
-  deps: Pick<Dependencies, 'db' | 'vault' | 'publishers' | 'log'>,
+  deps: Pick<Dependencies, 'db' | 'vault' | 'publishers' | 'log' | 'now'>,
   now: Date,
 ): Promise<{ renewed: number; notRenewed: number }> {
   let renewed = 0;

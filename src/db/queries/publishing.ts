@@ -315,34 +315,74 @@ export async function markNeedsReconnect(db: Kysely<Database>, id: string, messa
     .executeTakeFirst();
 }
 
-/** Locks a connected account's credentials until the transaction ends: one refresh of them at a time. */
-export async function selectCredentialsForUpdate(
+/** An account's stored credentials and who holds their refresh; undefined once it is disconnected. */
+export async function selectCredentialsLease(
   db: Kysely<Database>,
   id: string,
-): Promise<Pick<AccountRow, 'credentials' | 'credentials_version'> | undefined> {
+): Promise<Pick<AccountRow, 'credentials' | 'credentials_version' | 'refresh_lease_until'> | undefined> {
   return db
     .selectFrom('accounts')
-    .select(['credentials', 'credentials_version'])
+    .select(['credentials', 'credentials_version', 'refresh_lease_until'])
     .where('id', '=', id)
     .where('disconnected_at', 'is', null)
-    .forUpdate()
     .executeTakeFirst();
 }
 
-/** Stores refreshed credentials only over the version they were refreshed from; false when newer ones are there. */
+/**
+ * Takes the refresh of an account's credentials until `until`, in one statement that commits on its
+ * own, if nobody holds it (or its holder's lease has run out): the credentials then, or undefined
+ * when another holds it or the account is disconnected.
+ */
+export async function takeRefreshLease(
+  db: Kysely<Database>,
+  id: string,
+  leaseId: string,
+  now: Date,
+  until: Date,
+): Promise<Pick<AccountRow, 'credentials' | 'credentials_version'> | undefined> {
+  return db
+    .updateTable('accounts')
+    .set({ refresh_lease_id: leaseId, refresh_lease_until: until })
+    .where('id', '=', id)
+    .where('disconnected_at', 'is', null)
+    .where((eb) => eb.or([eb('refresh_lease_until', 'is', null), eb('refresh_lease_until', '<=', now)]))
+    .returning(['credentials', 'credentials_version'])
+    .executeTakeFirst();
+}
+
+/** Gives the refresh back, if this lease still holds it. */
+export async function releaseRefreshLease(db: Kysely<Database>, id: string, leaseId: string): Promise<void> {
+  await db
+    .updateTable('accounts')
+    .set({ refresh_lease_id: null, refresh_lease_until: null })
+    .where('id', '=', id)
+    .where('refresh_lease_id', '=', leaseId)
+    .execute();
+}
+
+/** Stores refreshed credentials only over the version they were refreshed from, under the lease they were refreshed in; false when newer ones are there or the lease was lost. */
 export async function updateCredentialsIfVersion(
   db: Kysely<Database>,
   id: string,
   version: number,
+  /** The refresh lease they were refreshed under: stored only while it still holds, and given back with them. */
+  leaseId: string,
   sealed: string,
   /** When the new credentials end unless refreshed again; undefined leaves the stored end as it is. */
   endsAt?: Date,
 ): Promise<boolean> {
   const result = await db
     .updateTable('accounts')
-    .set({ credentials: sealed, credentials_version: version + 1, ...(endsAt === undefined ? {} : { credentials_end_at: endsAt }) })
+    .set({
+      credentials: sealed,
+      credentials_version: version + 1,
+      ...(endsAt === undefined ? {} : { credentials_end_at: endsAt }),
+      refresh_lease_id: null,
+      refresh_lease_until: null,
+    })
     .where('id', '=', id)
     .where('credentials_version', '=', version)
+    .where('refresh_lease_id', '=', leaseId)
     .where('disconnected_at', 'is', null)
     .executeTakeFirst();
   if (result.numUpdatedRows === 0n) return false;
