@@ -151,8 +151,13 @@ describe('a lease far shorter than the calls', () => {
       const { account, instanceId } = await connect(slow, u, 'long-thread');
       slow.statusCalls.holdMs = 200;
       const id = await publishNow(api, u, { accountIds: [account.id], postType: 'thread', threadParts: { [account.id]: thread(8, 'Long') } });
-      // Two lanes: one publishes (1.6 s of calls), the other looks again each time the lease would have run out.
-      await api.publishing.drain(2);
+      // The worker looks at the post again each time the lease would have run out, while its own call goes on (1.6 s of calls).
+      const worker = await startWorker(api.publishing.deps, 4, api.database);
+      try {
+        await until('the thread to be published', async () => (await postDetail(api, u, id)).status === 'published', { timeoutMs: 10_000, everyMs: 50 });
+      } finally {
+        await worker.stop();
+      }
       expect(textsOf(slow, instanceId)).toEqual(thread(8, 'Long'));
       expect(slow.requests.filter((r) => r.method === 'POST' && r.path === '/api/v1/statuses' && JSON.stringify(r.body).includes('Long'))).toHaveLength(8);
       const detail = await postDetail(api, u, id);
