@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishNextDuePost } from '../../src/domain/publishing/publication.js';
 import type { PublishingSettings } from '../../src/domain/publishing/settings.js';
 import { startWorker } from '../../src/worker/worker.js';
-import { useTestApi, type Schemas } from '../support/api.js';
+import { useTestApi } from '../support/api.js';
 import { userWithKey, type TestUser } from '../support/fixtures.js';
+import { connectMastodon } from '../support/mastodon-accounts.js';
 import { startMastodonFake, type MastodonFake } from '../support/mastodon-fake.js';
 import { postDetail, publishNow } from '../support/posts.js';
 import { until } from '../support/wait.js';
@@ -23,17 +24,7 @@ afterAll(async () => {
   await Promise.all([slow?.close(), quick?.close()]);
 });
 
-async function connect(fake: MastodonFake, u: TestUser, username: string): Promise<{ account: Schemas['Account']; instanceId: string }> {
-  const who = fake.addAccount(username);
-  const res = await api.request<Schemas['Account']>({
-    method: 'POST',
-    url: '/api/v1/accounts',
-    key: u.key,
-    body: { platform: 'mastodon', credentials: { instance: fake.url, accessToken: who.token } },
-  });
-  expect(res.status).toBe(201);
-  return { account: res.body, instanceId: who.id };
-}
+const connect = (fake: MastodonFake, u: TestUser, username: string) => connectMastodon(api, fake, u, username);
 
 /** Runs `body` with these publishing settings, then puts the file's back, and lets the slow instance answer at once again. */
 async function withSettings(settings: Partial<PublishingSettings>, body: () => Promise<void>): Promise<void> {

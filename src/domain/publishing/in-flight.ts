@@ -28,12 +28,13 @@ export class InFlight {
 
   /** Holds a place for a call of this user's to this host, or null when either has its share (the target then stays due). */
   hold(userId: string, host: string, accountId: string): (() => void) | null {
-    const accounts = this.accountsOf.get(host) ?? new Set<string>();
-    accounts.add(accountId);
-    this.accountsOf.set(host, accounts);
-    if ((this.users.get(userId) ?? 0) >= this.caps.perUser || (this.hosts.get(host) ?? 0) >= this.caps.perHost) return null;
+    const onHost = this.hosts.get(host) ?? 0;
+    // Kept only while the host has calls in flight (released with its last one).
+    if (onHost > 0) this.accountsOf.get(host)?.add(accountId);
+    if ((this.users.get(userId) ?? 0) >= this.caps.perUser || onHost >= this.caps.perHost) return null;
+    if (onHost === 0) this.accountsOf.set(host, new Set([accountId]));
     this.users.set(userId, (this.users.get(userId) ?? 0) + 1);
-    this.hosts.set(host, (this.hosts.get(host) ?? 0) + 1);
+    this.hosts.set(host, onHost + 1);
     let released = false;
     return () => {
       if (released) return;
