@@ -1,5 +1,6 @@
 import { errorName } from '../domain/errors.js';
 import type { Dependencies } from '../domain/dependencies.js';
+import { InFlight } from '../domain/publishing/in-flight.js';
 import { publishDuePosts, takeDuePosts } from '../domain/publishing/publication.js';
 import { deliverNextDue, takeNextDueDelivery, type DeliveryDeps } from '../domain/webhooks/delivery.js';
 import { DUE_CHANNEL, selectNextDueWait, selectSoonestPostCheckAfter } from '../db/queries/publishing.js';
@@ -41,7 +42,8 @@ export interface RunningWorker {
 export type DueAnnouncements = Pick<DatabaseHandle, 'listen'>;
 
 /**
- * Publishes posts (`concurrency` at a time) and delivers webhook events (DELIVERY_LANES at a time)
+ * Publishes posts (`concurrency` lanes claiming them; the calls they take go on beside, each
+ * settling on its own, up to each user's and platform host's share) and delivers webhook events (DELIVERY_LANES at a time)
  * as they come due, each on lanes of its own, so that publishing never waits on a receiver, and
  * keeps house now and then. The rows' due times are the only queue: an idle worker sleeps until
  * the soonest one it knows of, and wakes sooner when work due sooner is announced. Holds no state,
@@ -65,16 +67,23 @@ export async function startWorker(deps: Dependencies, concurrency: number, annou
     const watch = new DueWatch(look, (error) => deps.log.error({ work, errorName: errorName(error) }, 'looking for due work failed'), DEAF_LOOK_MS, now);
     return { lanes, watch };
   };
+  // A lane hands the calls it took to these and claims again at once; one settling frees its user's and host's place, so the lanes look again.
+  const inFlight = new InFlight({ perUser: deps.settings.maxInFlightPerUser, perHost: deps.settings.maxInFlightPerHost }, () => posts.lanes.wake());
+  const posts = dueLoop(
+    'posts',
+    concurrency,
+    async () => {
+      // No more targets in hand than a worker's lanes held when each awaited its batch: a backlog is taken as calls settle.
+      if (inFlight.held >= concurrency * CLAIM_BATCH) return 'none';
+      const taken = await takeDuePosts(deps, CLAIM_BATCH, inFlight);
+      if (typeof taken === 'string') return taken;
+      inFlight.track(taken.publish());
+      return 'settled';
+    },
+    (after) => selectSoonestPostCheckAfter(deps.db, after),
+  );
   const loops = [
-    dueLoop(
-      'posts',
-      concurrency,
-      async () => {
-        const taken = await takeDuePosts(deps, CLAIM_BATCH);
-        return typeof taken === 'string' ? taken : () => taken.publish();
-      },
-      (after) => selectSoonestPostCheckAfter(deps.db, after),
-    ),
+    posts,
     dueLoop(
       'deliveries',
       DELIVERY_LANES,
@@ -111,6 +120,7 @@ export async function startWorker(deps: Dependencies, concurrency: number, annou
       await stopListening();
       await Promise.all(loops.map((loop) => loop.watch.stop()));
       await Promise.all(loops.map((loop) => loop.lanes.stop()));
+      await inFlight.idle();
       await housekeeping.stop();
     },
   };

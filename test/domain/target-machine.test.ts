@@ -31,6 +31,9 @@ const MINUTE = 60_000;
 
 const settings: PublishingSettings = {
   leaseMs: 5 * MINUTE,
+  publishTimeoutMs: 15 * MINUTE,
+  maxInFlightPerUser: 8,
+  maxInFlightPerHost: 16,
   maxLatenessMs: 60 * MINUTE,
   maxAttempts: 5,
   backoffBaseMs: 30_000,

@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorker } from '../../src/worker/worker.js';
-import { useTestApi, type Schemas } from '../support/api.js';
+import { useTestApi } from '../support/api.js';
 import { userWithKey, type TestUser } from '../support/fixtures.js';
+import { connectMastodon } from '../support/mastodon-accounts.js';
 import { startMastodonFake, type MastodonFake } from '../support/mastodon-fake.js';
 import { createPost } from '../support/posts.js';
 import { until } from '../support/wait.js';
@@ -24,17 +25,7 @@ afterAll(async () => {
   await mastodon?.close();
 });
 
-async function connect(u: TestUser, username: string): Promise<{ account: Schemas['Account']; instanceId: string }> {
-  const who = mastodon.addAccount(username);
-  const res = await api.request<Schemas['Account']>({
-    method: 'POST',
-    url: '/api/v1/accounts',
-    key: u.key,
-    body: { platform: 'mastodon', credentials: { instance: mastodon.url, accessToken: who.token } },
-  });
-  expect(res.status).toBe(201);
-  return { account: res.body, instanceId: who.id };
-}
+const connect = (u: TestUser, username: string) => connectMastodon(api, mastodon, u, username);
 
 describe('a backlog of overdue posts on live accounts', () => {
   it('drains at each account’s spacing, and the other accounts’ posts go out without waiting behind it', async () => {

@@ -123,6 +123,12 @@ export interface MastodonFake {
   consentAs(account: FakeAccount): void;
   /** The next consent is refused (`error=access_denied`), as a user does by pressing "Deny". */
   refuseNextConsent(): void;
+  /**
+   * A slow instance: each POST /api/v1/statuses is held open `holdMs` (real time, bounded by the
+   * test) after its Idempotency-Key is looked up and before the status is created and the key
+   * stored, as Mastodon does; `inFlight` counts those being answered now, `most` the most at once.
+   */
+  statusCalls: { holdMs: number; inFlight: number; most: number };
   /** Moves the instance's clock (idempotency keys expire after an hour of it, authorization codes after 10 minutes). */
   advance(ms: number): void;
   close(): Promise<void>;
@@ -149,6 +155,7 @@ export async function startMastodonFake(): Promise<MastodonFake> {
   const faults: FakeFault[] = [];
   const keys = new Map<string, { statusId: string; at: number }>();
   const videoProcessing = { polls: 2, fails: false };
+  const statusCalls = { holdMs: 0, inFlight: 0, most: 0 };
   const apps: FakeApp[] = [];
   const revocations: FakeRevocation[] = [];
   const codes = new Map<
@@ -254,6 +261,13 @@ export async function startMastodonFake(): Promise<MastodonFake> {
         .headers(fault.headers ?? {})
         .send(fault.body ?? { error: 'Fault' });
     if (remembered !== undefined && now() - remembered.at < KEY_TTL_MS) return statuses.find((s) => s.id === remembered.statusId);
+    statusCalls.inFlight += 1;
+    statusCalls.most = Math.max(statusCalls.most, statusCalls.inFlight);
+    try {
+      if (statusCalls.holdMs > 0) await new Promise((resolve) => setTimeout(resolve, statusCalls.holdMs));
+    } finally {
+      statusCalls.inFlight -= 1;
+    }
 
     const text = req.body.status ?? '';
     const mediaIds = req.body.media_ids ?? [];
@@ -496,6 +510,7 @@ export async function startMastodonFake(): Promise<MastodonFake> {
     requests,
     fail: (fault) => faults.push(fault),
     videoProcessing,
+    statusCalls,
     apps,
     revocations,
     consentAs(account) {

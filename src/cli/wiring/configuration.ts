@@ -30,6 +30,7 @@ export const CONFIGURATION = {
     HERALD_WORKER_CONCURRENCY: { type: 'integer', minimum: 1, default: 4 },
     HERALD_MAX_LATENESS_SECONDS: { type: 'integer', minimum: 1, default: 3600 },
     HERALD_PUBLISH_LEASE_SECONDS: { type: 'integer', minimum: 1, default: 300 },
+    HERALD_PUBLISH_TIMEOUT_SECONDS: { type: 'integer', minimum: 1, default: 900 },
     HERALD_RETRY_BASE_MS: { type: 'integer', minimum: 1, default: 30_000 },
     HERALD_LIVE_SPACING_MS: { type: 'integer', minimum: 0, default: 1000 },
     // Unset: each platform's own pace.
@@ -113,6 +114,7 @@ export interface Environment {
   workerConcurrency: number;
   publishing: {
     leaseMs: number;
+    publishTimeoutMs: number;
     maxLatenessMs: number;
     backoffBaseMs: number;
     liveSpacingMs: number;
@@ -157,6 +159,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
     workerConcurrency: v.HERALD_WORKER_CONCURRENCY,
     publishing: {
       leaseMs: 1000 * v.HERALD_PUBLISH_LEASE_SECONDS,
+      publishTimeoutMs: 1000 * v.HERALD_PUBLISH_TIMEOUT_SECONDS,
       maxLatenessMs: 1000 * v.HERALD_MAX_LATENESS_SECONDS,
       backoffBaseMs: v.HERALD_RETRY_BASE_MS,
       liveSpacingMs: v.HERALD_LIVE_SPACING_MS,

@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Kysely, type RawBuilder, type Selectable, type Updateable } from 'kysely';
+import { sql, type ExpressionBuilder, type Insertable, type Kysely, type RawBuilder, type Selectable, type Updateable } from 'kysely';
 import type { AccountRow } from './accounts.js';
 import type { MediaRow } from './media.js';
 import type { PostRow } from './posts.js';
@@ -13,6 +13,14 @@ export async function selectPostsForUpdate(db: Kysely<Database>, ids: readonly s
   return db.selectFrom('posts').selectAll().where('id', 'in', ids).orderBy('id').forUpdate().execute();
 }
 
+/** The posts a claim passes over, still due: those of these users, and those with an unsettled target on these accounts. */
+export interface PassOver {
+  userIds: readonly string[];
+  accountIds: readonly string[];
+}
+
+const NOTHING_PASSED_OVER: PassOver = { userIds: [], accountIds: [] };
+
 /** A due post, and whether it has media (which is read only then). */
 export type DuePostRow = PostRow & { has_media: boolean };
 
@@ -20,9 +28,23 @@ export type DuePostRow = PostRow & { has_media: boolean };
  * Locks up to `limit` posts a worker should look at now, soonest first, skipping posts other
  * workers hold, so that many workers share the work; a walk along posts_next_check_at_idx, whatever the backlog.
  */
-export async function selectDuePostsForUpdate(db: Kysely<Database>, now: Date, limit: number): Promise<DuePostRow[]> {
-  return db
-    .selectFrom('posts')
+export async function selectDuePostsForUpdate(db: Kysely<Database>, now: Date, limit: number, passOver: PassOver = NOTHING_PASSED_OVER): Promise<DuePostRow[]> {
+  let query = db.selectFrom('posts');
+  if (passOver.userIds.length > 0) query = query.where('posts.user_id', 'not in', passOver.userIds);
+  if (passOver.accountIds.length > 0)
+    query = query.where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('post_targets as busy')
+            .select('busy.post_id')
+            .whereRef('busy.post_id', '=', 'posts.id')
+            .where('busy.account_id', 'in', passOver.accountIds)
+            .where('busy.state', 'in', ['pending', 'failed', 'publishing']),
+        ),
+      ),
+    );
+  return query
     .selectAll()
     .select((eb) =>
       eb
@@ -141,18 +163,52 @@ export async function insertPartsIfMissing(db: Kysely<Database>, parts: Insertab
     .execute();
 }
 
-export async function updatePart(
-  db: Kysely<Database>,
-  key: { postId: string; accountId: string; position: number },
-  values: Updateable<TargetPartsTable>,
-): Promise<void> {
-  await db
+/** The attempt that holds a target (the claim counted it in `attempts`). */
+export interface AttemptKey {
+  postId: string;
+  accountId: string;
+  attempt: number;
+}
+
+/** Whether the target is still publishing under this attempt: the condition every write of an attempt in flight carries. */
+function heldBy(key: AttemptKey) {
+  return (eb: ExpressionBuilder<Database, 'target_parts'>) =>
+    eb.exists(
+      eb
+        .selectFrom('post_targets as held')
+        .select('held.post_id')
+        .where('held.post_id', '=', key.postId)
+        .where('held.account_id', '=', key.accountId)
+        .where('held.attempts', '=', key.attempt)
+        .where('held.state', '=', 'publishing'),
+    );
+}
+
+/** Writes a part of an attempt that still holds its target; false (nothing written) once another attempt holds it. */
+export async function updatePart(db: Kysely<Database>, key: AttemptKey, position: number, values: Updateable<TargetPartsTable>): Promise<boolean> {
+  const result = await db
     .updateTable('target_parts')
     .set(values)
     .where('post_id', '=', key.postId)
     .where('account_id', '=', key.accountId)
-    .where('position', '=', key.position)
-    .execute();
+    .where('position', '=', position)
+    .where(heldBy(key))
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Moves the lease of a target its attempt still holds, calling the platform; false once another attempt holds it, or it is settled. */
+export async function renewLease(db: Kysely<Database>, key: AttemptKey, leaseUntil: Date): Promise<boolean> {
+  const result = await db
+    .updateTable('post_targets')
+    .set({ lease_until: leaseUntil })
+    .where('post_id', '=', key.postId)
+    .where('account_id', '=', key.accountId)
+    .where('attempts', '=', key.attempt)
+    .where('state', '=', 'publishing')
+    .where('awaiting_platform', '=', false)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 export async function updateTarget(db: Kysely<Database>, postId: string, accountId: string, values: Updateable<PostTargetsTable>): Promise<void> {

@@ -25,6 +25,11 @@ export interface Publisher<C = unknown> {
    * early. Rejects (a ConnectError for a refusal) when the platform does not renew them.
    */
   renewCredentials?(credentials: C, now: Date): Promise<C>;
+  /**
+   * The host an account's calls go to, from its platform user id, where the platform has many (a
+   * Mastodon instance): a worker caps its calls in flight per host. None: the platform's one.
+   */
+  hostOf?(platformUserId: string | null): string | null;
   /** Chosen once per part before its first call, stored, and reused on every retry. */
   newPartMaterial(now: Date): PartMaterial;
   /**
@@ -168,11 +173,16 @@ export interface PublishHooks<C> {
    * resolves to those without calling `refresh`. Rejects with what `refresh` rejects with.
    */
   refreshCredentials(refresh: (current: C) => Promise<C>): Promise<C>;
-  /** Records a part as published so that a later attempt skips it; best effort, never throws. */
+  /**
+   * Records a part as published so that a later attempt skips it; best effort. Rejects only when
+   * this attempt was let go (another attempt holds the target, or it ran past its time bound): the
+   * publisher then sends nothing more.
+   */
   partPublished(index: number, part: PublishedPart): Promise<void>;
   /**
    * Records how far the platform has got with a part (null: nothing under way), before anything
-   * else is done with it, so the next look (or another worker) resumes it; best effort, never throws.
+   * else is done with it, so the next look (or another worker) resumes it; best effort. Rejects
+   * as partPublished does.
    */
   partProgressed(index: number, progress: string | null): Promise<void>;
 }

@@ -10,6 +10,7 @@ import {
   selectDuePostsForUpdate,
   selectMediaOfPosts,
   selectPartsOfPosts,
+  renewLease,
   selectPostsForUpdate,
   selectTargetsOfPosts,
   targetKey,
@@ -18,6 +19,7 @@ import {
   updatePartResults,
   updatePosts,
   updateTargets,
+  type AttemptKey,
   type DuePostRow,
   type PartRow,
   type PostUpdate,
@@ -31,6 +33,7 @@ import { toMediaFacts } from '../media/media-view.js';
 import { publicMediaUrl } from '../media/public-media.js';
 import type { Dependencies } from '../dependencies.js';
 import { emitPublishingEventsOf, type PublishingChange } from '../webhooks/events.js';
+import type { InFlight } from './in-flight.js';
 import { partTexts } from './parts.js';
 import { accountsOutOfReach } from './reach.js';
 import { summarisePostStatus } from './status.js';
@@ -42,6 +45,7 @@ import {
   outcomeOfReconciliation,
   outcomeValues,
   partResult,
+  publicationOverdue,
   publisherThrew,
   settledEventOf,
   standing,
@@ -69,6 +73,8 @@ interface ClaimedTarget {
   attempt: number;
   account: AccountRow;
   parts: PartRow[];
+  /** Gives back the place the call holds among the worker's publications in flight (InFlight), once it settles. */
+  release: () => void;
 }
 
 interface Claim {
@@ -101,12 +107,30 @@ export async function publishNextDuePost(deps: Dependencies): Promise<'published
   return typeof step === 'number' ? 'published' : step;
 }
 
-/** As publishDuePosts, returning once the targets are taken: `publish` then calls their platforms. */
-export async function takeDuePosts(deps: Dependencies, limit: number): Promise<'settled' | 'none' | TakenPosts> {
-  const claimed = await deps.db.transaction().execute(async (trx) => {
-    const posts = await selectDuePostsForUpdate(trx, deps.now(), limit);
-    return posts.length === 0 ? undefined : claimTargets(trx, deps, posts);
-  });
+/**
+ * As publishDuePosts, returning once the targets are taken: `publish` then calls their platforms.
+ * With `inFlight`, the worker's publications in flight: a target whose user or platform host has
+ * its share of them is passed over, still due.
+ */
+export async function takeDuePosts(deps: Dependencies, limit: number, inFlight?: InFlight): Promise<'settled' | 'none' | TakenPosts> {
+  const held: (() => void)[] = [];
+  const hold = (userId: string, account: AccountRow): (() => void) | null => {
+    if (inFlight === undefined) return () => undefined;
+    const release = inFlight.hold(userId, hostOf(deps, account), account.id);
+    if (release !== null) held.push(release);
+    return release;
+  };
+  const claimed = await deps.db
+    .transaction()
+    .execute(async (trx) => {
+      const posts = await selectDuePostsForUpdate(trx, deps.now(), limit, inFlight?.passOver());
+      return posts.length === 0 ? undefined : claimTargets(trx, deps, posts, hold);
+    })
+    .catch((error: unknown) => {
+      // Nothing was taken: the places held for it are given back.
+      for (const release of held) release();
+      throw error;
+    });
   if (claimed === undefined) return 'none';
   if (claimed.posts === 0) return 'settled';
   const { claims } = claimed;
@@ -137,6 +161,7 @@ interface Taking {
   account: AccountRow;
   attempt: number;
   attemptedBefore: boolean;
+  release: () => void;
 }
 
 /**
@@ -147,7 +172,12 @@ interface Taking {
  * up). Targets of a platform inside Herald's database (the sandbox) are published here too, their
  * call and outcome written in this transaction: nothing of them is left to a lease.
  */
-async function claimTargets(trx: Kysely<Database>, deps: Dependencies, due: DuePostRow[]): Promise<Claimed> {
+async function claimTargets(
+  trx: Kysely<Database>,
+  deps: Dependencies,
+  due: DuePostRow[],
+  hold: (userId: string, account: AccountRow) => (() => void) | null,
+): Promise<Claimed> {
   const now = deps.now();
   const postUpdates: PostUpdate[] = [];
   const posts = due.flatMap(({ has_media, ...post }) => {
@@ -214,6 +244,12 @@ async function claimTargets(trx: Kysely<Database>, deps: Dependencies, due: DueP
         if (step.wakeAt !== null) wakeTimes.push(step.wakeAt);
         continue;
       }
+      // A call outside Herald's database waits, still due, while its user or platform host has its share in flight.
+      const release = step.kind === 'take' && !callsInDatabase(deps, account) ? hold(post.user_id, account) : () => undefined;
+      if (release === null) {
+        wakeTimes.push(now);
+        continue;
+      }
       const attemptedBefore = target.attempts > 0;
       targetUpdates.set(targetKey(post.id, target.account_id), { postId: post.id, accountId: target.account_id, values: step.values });
       Object.assign(target, step.values);
@@ -226,7 +262,7 @@ async function claimTargets(trx: Kysely<Database>, deps: Dependencies, due: DueP
         account.next_publish_at = step.nextPublishAt;
         paced.set(account.id, account);
       }
-      taken.push({ post, target, attempt: step.values.attempts, account, attemptedBefore });
+      taken.push({ post, target, attempt: step.values.attempts, account, attemptedBefore, release });
     }
     waits.set(post.id, wakeTimes);
     settled.set(post.id, settledTargets);
@@ -243,10 +279,10 @@ async function claimTargets(trx: Kysely<Database>, deps: Dependencies, due: DueP
   );
   const claimOf = new Map<string, Claim>();
   const calls: { claim: Claim; claimed: ClaimedTarget }[] = [];
-  for (const { post, target, account, attempt } of taken) {
+  for (const { post, target, account, attempt, release } of taken) {
     const claim = claimOf.get(post.id) ?? { post, targets: [], media: media.get(post.id) ?? [] };
     claimOf.set(post.id, claim);
-    calls.push({ claim, claimed: { target, attempt, account, parts: parts.get(targetKey(post.id, account.id)) ?? [] } });
+    calls.push({ claim, claimed: { target, attempt, account, parts: parts.get(targetKey(post.id, account.id)) ?? [], release } });
   }
 
   // A platform inside Herald's database is called now: its outcomes are written over the attempts, with the call.
@@ -299,7 +335,16 @@ async function claimTargets(trx: Kysely<Database>, deps: Dependencies, due: DueP
 
 /** Whether a target's platform is inside Herald's database (publishWithOutcomes): called in the transaction that writes its outcome. */
 function isInDatabase(deps: Dependencies, claimed: ClaimedTarget): boolean {
-  return claimed.account.mode !== 'live' && deps.publishers.for(claimed.account)?.publishWithOutcomes !== undefined;
+  return callsInDatabase(deps, claimed.account);
+}
+
+function callsInDatabase(deps: Dependencies, account: AccountRow): boolean {
+  return account.mode !== 'live' && deps.publishers.for(account)?.publishWithOutcomes !== undefined;
+}
+
+/** The platform host an account's calls go to: its instance where the platform has many, else the platform. */
+function hostOf(deps: Dependencies, account: AccountRow): string {
+  return deps.publishers.for(account)?.hostOf?.(account.platform_user_id) ?? account.platform;
 }
 
 /** The targets whose platform is inside Herald's database, by their publisher. */
@@ -360,12 +405,56 @@ async function publishClaims(deps: Dependencies, claims: readonly Claim[]): Prom
   await Promise.all(claims.flatMap((claim) => claim.targets.map((claimed) => publishTarget(deps, claim, claimed))));
 }
 
+/** Why an attempt's call was let go: another attempt holds its target (fenced), or it ran past publishTimeoutMs (overdue). */
+export class AttemptStopped extends Error {
+  constructor(readonly why: 'fenced' | 'overdue') {
+    super(why === 'fenced' ? 'Another attempt holds this target' : 'The publication ran past its time bound');
+    this.name = 'AttemptStopped';
+  }
+}
+
+/**
+ * Calls the platform for one target and records the outcome. While the call lives its lease is
+ * renewed (a third of a lease apart), so no other worker takes the target as interrupted; once a
+ * renewal finds another attempt holding it, the call is fenced: it records nothing, and its hooks
+ * refuse to write, which stops the publisher before its next part. A call that runs past
+ * publishTimeoutMs is let go the same way and its target recorded in doubt, to be retried after
+ * asking the platform what it holds.
+ */
 async function publishTarget(deps: Dependencies, claim: Claim, claimed: ClaimedTarget): Promise<void> {
-  const outcome = await callPlatform(deps, claim, claimed).catch((error: unknown): PublishOutcome => {
-    deps.log.error({ postId: claim.post.id, accountId: claimed.account.id, errorName: errorName(error) }, 'publisher threw');
-    return publisherThrew();
-  });
-  await recordOutcomes(deps, [{ claim, claimed, outcome }]);
+  const key: AttemptKey = { postId: claim.post.id, accountId: claimed.account.id, attempt: claimed.attempt };
+  const stop = new AbortController();
+  const stopped = new Promise<AttemptStopped>((resolve) =>
+    stop.signal.addEventListener('abort', () => resolve(stop.signal.reason as AttemptStopped), { once: true }),
+  );
+  const renewal = setInterval(
+    () => {
+      renewLease(deps.db, key, new Date(deps.now().getTime() + deps.settings.leaseMs)).then(
+        (held) => {
+          if (!held) stop.abort(new AttemptStopped('fenced'));
+        },
+        (error: unknown) => deps.log.error({ ...key, errorName: errorName(error) }, 'could not renew a publishing lease'),
+      );
+    },
+    Math.max(1, Math.floor(deps.settings.leaseMs / 3)),
+  );
+  const bound = setTimeout(() => stop.abort(new AttemptStopped('overdue')), deps.settings.publishTimeoutMs);
+  try {
+    const called = callPlatform(deps, claim, claimed, stop).catch((error: unknown): PublishOutcome => {
+      if (!stop.signal.aborted) deps.log.error({ postId: claim.post.id, accountId: claimed.account.id, errorName: errorName(error) }, 'publisher threw');
+      return publisherThrew();
+    });
+    const ended = await Promise.race([called, stopped]);
+    if (ended instanceof AttemptStopped) {
+      deps.log.info({ ...key, why: ended.why }, 'a publication was let go');
+      if (ended.why === 'fenced') return;
+    }
+    await recordOutcomes(deps, [{ claim, claimed, outcome: ended instanceof AttemptStopped ? publicationOverdue(deps.settings) : ended }]);
+  } finally {
+    clearInterval(renewal);
+    clearTimeout(bound);
+    claimed.release();
+  }
 }
 
 /** What a platform is asked to publish for a target taken. */
@@ -393,7 +482,7 @@ function requestOf(deps: Dependencies, claim: Claim, claimed: ClaimedTarget, cre
   };
 }
 
-async function callPlatform(deps: Dependencies, claim: Claim, claimed: ClaimedTarget): Promise<PublishOutcome> {
+async function callPlatform(deps: Dependencies, claim: Claim, claimed: ClaimedTarget, stop: AbortController): Promise<PublishOutcome> {
   const { post } = claim;
   const { account } = claimed;
   const publisher = deps.publishers.for(account);
@@ -418,14 +507,10 @@ async function callPlatform(deps: Dependencies, claim: Claim, claimed: ClaimedTa
       return refreshed.credentials;
     },
     async partPublished(index, part) {
-      await updatePart(deps.db, { postId: post.id, accountId: account.id, position: index }, partResult(part, deps.now())).catch((error: unknown) => {
-        deps.log.error({ postId: post.id, accountId: account.id, errorName: errorName(error) }, 'could not record a published part');
-      });
+      await recordPart(deps, { postId: post.id, accountId: account.id, attempt: claimed.attempt }, stop, index, partResult(part, deps.now()));
     },
     async partProgressed(index, progress) {
-      await updatePart(deps.db, { postId: post.id, accountId: account.id, position: index }, { progress }).catch((error: unknown) => {
-        deps.log.error({ postId: post.id, accountId: account.id, errorName: errorName(error) }, "could not record a part's progress");
-      });
+      await recordPart(deps, { postId: post.id, accountId: account.id, attempt: claimed.attempt }, stop, index, { progress });
     },
   };
   // In doubt: what the platform holds is asked before anything is sent again.
@@ -442,6 +527,27 @@ async function callPlatform(deps: Dependencies, claim: Claim, claimed: ClaimedTa
     request.inDoubt = found.kind !== 'found';
   }
   return publisher.publish(request, hooks);
+}
+
+/**
+ * Records a part of an attempt that still holds its target (best effort: a failed write is
+ * logged). Rejects with AttemptStopped once the attempt was let go or another holds the target,
+ * writing nothing: the publisher stops there, sending no further part.
+ */
+async function recordPart(
+  deps: Dependencies,
+  key: AttemptKey,
+  stop: AbortController,
+  position: number,
+  values: Parameters<typeof updatePart>[3],
+): Promise<void> {
+  stop.signal.throwIfAborted();
+  const held = await updatePart(deps.db, key, position, values).catch((error: unknown) => {
+    deps.log.error({ postId: key.postId, accountId: key.accountId, errorName: errorName(error) }, 'could not record a part');
+    return true;
+  });
+  if (!held) stop.abort(new AttemptStopped('fenced'));
+  stop.signal.throwIfAborted();
 }
 
 function toMediaToPublish(deps: Pick<Dependencies, 'storage' | 'publicMedia'>, row: MediaRow): MediaToPublish {

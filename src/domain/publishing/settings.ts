@@ -1,7 +1,12 @@
 /** How the publishing road behaves. */
 export interface PublishingSettings {
-  /** How long a worker holds a target it is publishing before another may take it as interrupted. */
+  /** How long a worker holds a target it is publishing before another may take it as interrupted; renewed while its call lives. */
   leaseMs: number;
+  /** The longest one publication (every call of one target's attempt) may take: past it, the target is in doubt and retried with reconciliation. */
+  publishTimeoutMs: number;
+  /** Publications one worker has in flight at a time for one user, and for one platform host: one tenant's slow platform holds only its share. */
+  maxInFlightPerUser: number;
+  maxInFlightPerHost: number;
   /** A post that comes due later than this after its scheduledAt fails instead of going out stale. */
   maxLatenessMs: number;
   /** Automatic attempts per target (counted again from a manual retry). */
@@ -19,6 +24,8 @@ export interface PublishingSettings {
 export const PUBLISHING_LIMITS = {
   maxAttempts: 5,
   maxBackoffMs: 30 * 60_000,
+  maxInFlightPerUser: 8,
+  maxInFlightPerHost: 16,
 } satisfies Partial<PublishingSettings>;
 
 /** Exponential backoff with "equal jitter": half the delay fixed, half random, so retries of many targets spread out. */

@@ -213,6 +213,22 @@ export function publisherThrew(): PublishOutcome {
 }
 
 /**
+ * A publication that ran past its time bound: it may have reached the platform, so the target is
+ * in doubt, and its retry first asks the platform what it holds (reconcile) before sending again.
+ */
+export function publicationOverdue(settings: Pick<PublishingSettings, 'publishTimeoutMs'>): PublishOutcome {
+  return {
+    kind: 'failed',
+    category: 'platform_error',
+    message: `The platform did not finish publishing within ${Math.round(settings.publishTimeoutMs / 1000)} s; it may have published it, so the retry asks it first`,
+    retryable: true,
+    retryAfter: null,
+    mayHaveCommitted: true,
+    credentialsRevoked: false,
+  };
+}
+
+/**
  * What the platform's answer about a part in doubt ends the attempt with, before anything is sent
  * again: `unknown` when it cannot tell (a person decides), a retry still in doubt when it could not
  * be asked; null when the call goes ahead (the part was found, or is absent).

@@ -82,6 +82,12 @@ export function createMastodonPublisher(options: Options): CredentialPublisher<M
       };
     },
 
+    // The instance is the part of the id after its `@` (mastodonAccountId); an id stored by an earlier version has none.
+    hostOf: (platformUserId) => {
+      const at = platformUserId?.indexOf('@') ?? -1;
+      return platformUserId === null || at === -1 ? null : hostOf(platformUserId.slice(at + 1));
+    },
+
     newPartMaterial: (now) => ({ key: randomUUID(), createdAt: now.toISOString() }),
 
     /**
