@@ -1,4 +1,5 @@
 #!/usr/bin/env -S node --max-old-space-size=512 --no-allocation-site-pretenuring --single-threaded-gc --max-semi-space-size=16
+import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { accountConnectCommand } from './commands/account/connect.js';
 import { accountDisconnectCommand } from './commands/account/disconnect.js';
@@ -21,8 +22,12 @@ import { workerCommand } from './commands/worker.js';
  * A command that needs a heavy module (the HTTP stack, file probing, the platform rules) imports it
  * in its action, so a call loads only what it uses (see `npm run bench:startup`).
  */
+// package.json is two folders up from both src/cli/main.ts and the built dist/cli/herald.js.
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
 const program = new Command('herald')
   .description('Herald operator CLI')
+  .version(version, '-V, --version', 'print the version')
   .addCommand(serveCommand())
   .addCommand(workerCommand())
   .addCommand(new Command('db').description('database').addCommand(dbMigrateCommand()))

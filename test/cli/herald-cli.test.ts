@@ -6,7 +6,7 @@ import type { Schemas } from '../support/api.js';
 import { herald, json } from '../support/cli.js';
 import { fetchChecked } from '../support/fetch-checked.js';
 import { makeMediaFiles } from '../support/media-files.js';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from '../support/database.js';
 import { makeDataDir, removeDataDir } from '../support/data-dir.js';
 import { stringMatching } from '../support/matchers.js';
@@ -107,6 +107,14 @@ describe('herald CLI', { timeout: 180_000 }, () => {
       expect(refused.stderr).toBe('herald: Unsupported media type: application/pdf\n');
     } finally {
       files.cleanup();
+    }
+  });
+
+  it('prints its version, the one in package.json', async () => {
+    const { version } = JSON.parse(await readFile(join(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const result = await herald([flag], env);
+      expect({ code: result.code, stdout: result.stdout, stderr: result.stderr }).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
     }
   });
 
