@@ -6,7 +6,7 @@ import { injectChecked, useTestApi, type ApiRequest } from '../support/api.js';
 import { account, postCount, userWithKey } from '../support/fixtures.js';
 
 const api = useTestApi();
-const LIMITS: RateLimits = { perKeyPerMinute: 6, writesPerKeyPerMinute: 3, perAddressPerMinute: 4 };
+const LIMITS: RateLimits = { perKeyPerMinute: 6, writesPerKeyPerMinute: 3, perAddressPerMinute: 4, consentPerAddressPerMinute: 8 };
 
 /** An app of its own per test, so each starts with full buckets (inject always comes from 127.0.0.1). */
 const apps: FastifyInstance[] = [];

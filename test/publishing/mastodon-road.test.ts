@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestApi, type Schemas } from '../support/api.js';
+import { consentInBrowser } from '../support/consent.js';
 import { userWithKey, type TestUser } from '../support/fixtures.js';
 import { postDetail, publishNow, uploadMedia } from '../support/posts.js';
 import { startMastodonFake, type MastodonFake } from '../support/mastodon-fake.js';
@@ -80,11 +81,13 @@ describe("connecting a Mastodon account through its instance's consent page", ()
   async function throughConsent(u: TestUser, body: Record<string, unknown>) {
     const started = await api.request<Connection>({ method: 'POST', url: '/api/v1/connections', key: u.key, body });
     expect(started.status).toBe(201);
-    const atInstance = await fetch(started.body.authorizationUrl ?? '', { redirect: 'manual' });
-    expect(atInstance.status).toBe(302);
-    const back = new URL(atInstance.headers.get('location') ?? '');
-    expect((await api.request({ method: 'GET', url: `${back.pathname}${back.search}` })).status).toBe(200);
-    return { started: started.body, done: (await api.request<Connection>({ method: 'GET', url: `/api/v1/connections/${started.body.id}`, key: u.key })).body };
+    const { consentUrl, callback } = await consentInBrowser(api, started.body.authorizationUrl ?? '');
+    expect(callback.status).toBe(200);
+    return {
+      started: started.body,
+      consentUrl,
+      done: (await api.request<Connection>({ method: 'GET', url: `/api/v1/connections/${started.body.id}`, key: u.key })).body,
+    };
   }
 
   it('registers Herald on the instance once, sends the person to its consent page with PKCE, and connects the account as a pasted token would', async () => {
@@ -92,8 +95,7 @@ describe("connecting a Mastodon account through its instance's consent page", ()
     const registeredBefore = mastodon.apps.length;
     const who = mastodon.addAccount('oona', 'Oona');
     mastodon.consentAs(who);
-    const { started, done } = await throughConsent(u, { platform: 'mastodon', instance: `${mastodon.url}/some/path` });
-    const consent = new URL(started.authorizationUrl ?? '');
+    const { consentUrl: consent, done } = await throughConsent(u, { platform: 'mastodon', instance: `${mastodon.url}/some/path` });
     expect(`${consent.origin}${consent.pathname}`).toBe(`${mastodon.url}/oauth/authorize`);
     expect(Object.fromEntries(consent.searchParams)).toMatchObject({
       scope: 'read:accounts read:statuses write:statuses write:media',

@@ -12,17 +12,42 @@ export async function selectConnection(db: Kysely<Database>, userId: string, id:
 }
 
 /**
- * Takes the pending connection a state belongs to, once: the state is cleared in the same
- * statement, so a second callback with it finds nothing, whichever comes first.
+ * Binds a pending, unexpired connection to the browser that first opens its consent link: only
+ * while no browser is bound, so a second opener (or a replay) gets nothing.
  */
-export async function takeConnectionByState(db: Kysely<Database>, stateHash: string): Promise<ConnectionRow | undefined> {
+export async function bindConnectionBrowser(db: Kysely<Database>, startHash: string, browserHash: string, now: Date): Promise<ConnectionRow | undefined> {
+  return db
+    .updateTable('connections')
+    .set({ browser_hash: browserHash })
+    .where('start_hash', '=', startHash)
+    .where('browser_hash', 'is', null)
+    .where('status', '=', 'pending')
+    .where('expires_at', '>', now)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/**
+ * Takes the pending connection a state belongs to, once, when the browser holds the cookie bound
+ * to it: the state is cleared in the same statement, so a second callback with it finds nothing,
+ * whichever comes first. A state without its browser is not taken (the bound browser may still come).
+ */
+export async function takeConnectionByState(db: Kysely<Database>, stateHash: string, browserHashes: readonly string[]): Promise<ConnectionRow | undefined> {
+  if (browserHashes.length === 0) return undefined;
   return db
     .updateTable('connections')
     .set({ state_hash: null })
     .where('state_hash', '=', stateHash)
     .where('status', '=', 'pending')
+    .where('browser_hash', 'in', browserHashes)
     .returningAll()
     .executeTakeFirst();
+}
+
+/** Whether a state belongs to a pending connection (one the browser at hand is not bound to). */
+export async function isPendingState(db: Kysely<Database>, stateHash: string): Promise<boolean> {
+  const row = await db.selectFrom('connections').select('id').where('state_hash', '=', stateHash).where('status', '=', 'pending').executeTakeFirst();
+  return row !== undefined;
 }
 
 /** Ends a pending connection: what it came to, with its secrets and consent URL cleared. */
@@ -33,7 +58,7 @@ export async function endConnection(
 ): Promise<ConnectionRow | undefined> {
   return db
     .updateTable('connections')
-    .set({ ...values, state_hash: null, code_verifier: null, authorization_url: null })
+    .set({ ...values, state_hash: null, code_verifier: null, consent_link: null, start_hash: null })
     .where('id', '=', id)
     .where('status', '=', 'pending')
     .returningAll()
