@@ -112,6 +112,19 @@ describe('rate limits per address, for requests without a valid key', () => {
     expect((await call({ method: 'GET', url: '/api/v1/accounts', key: 'hrld_guess' })).status).toBe(401);
   });
 
+  it('counts the consent pages in their own, larger bucket: people coming back from a platform are not refused with the public pages, and do not spend them', async () => {
+    const call = await limitedApp({ ...LIMITS, perAddressPerMinute: 1 });
+    expect((await call({ method: 'GET', url: '/openapi.json' })).status).toBe(200);
+    expect((await call({ method: 'GET', url: '/openapi.json' })).status).toBe(429);
+    for (let i = 0; i < 8; i++) {
+      const back = await call({ method: 'GET', url: `/oauth/callback?state=unknown-${i}&code=c` });
+      expect([back.status, ...limitHeaders(back)]).toEqual([400, 8, 7 - i]);
+    }
+    const link = await call({ method: 'GET', url: '/oauth/start/unknown' });
+    expect(link.status).toBe(429);
+    expect(Number(link.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+  });
+
   it('never limits the health checks, and they carry no RateLimit-* headers', async () => {
     const call = await limitedApp({ ...LIMITS, perAddressPerMinute: 1 });
     expect((await call({ method: 'GET', url: '/openapi.json' })).status).toBe(200);
