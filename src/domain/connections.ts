@@ -235,6 +235,21 @@ async function instanceConsent(deps: ConnectionDeps, platform: string, instance:
   return perInstance.consent(instance, { clientId: app.client_id, clientSecret: deps.vault.open<{ clientSecret: string }>(app.client_secret).clientSecret });
 }
 
+/**
+ * The consent flow through Herald's app already registered on an instance (to revoke a token it
+ * issued); undefined when Herald has none there, never registering one.
+ */
+export async function registeredInstanceConsent(
+  deps: Pick<Dependencies, 'db' | 'vault' | 'instanceOAuth' | 'callbackUrl'>,
+  platform: string,
+  instance: string,
+): Promise<OAuthConsent | undefined> {
+  const perInstance = deps.instanceOAuth[platform];
+  const app = perInstance === undefined ? undefined : await selectInstanceApp(deps.db, { platform, instance, redirect_uri: deps.callbackUrl });
+  if (perInstance === undefined || app === undefined) return undefined;
+  return perInstance.consent(instance, { clientId: app.client_id, clientSecret: deps.vault.open<{ clientSecret: string }>(app.client_secret).clientSecret });
+}
+
 function toConnectionView(deps: Pick<Dependencies, 'vault' | 'consentStartUrl'>, row: ConnectionRow, now: Date): Connection {
   const status = row.status === 'pending' && row.expires_at.getTime() <= now.getTime() ? 'expired' : row.status;
   const link = status === 'pending' && row.consent_link !== null ? deps.vault.open<ConsentLink>(row.consent_link) : undefined;

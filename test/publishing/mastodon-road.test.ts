@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { useTestApi, type Schemas } from '../support/api.js';
 import { consentInBrowser } from '../support/consent.js';
 import { userWithKey, type TestUser } from '../support/fixtures.js';
@@ -115,6 +115,21 @@ describe("connecting a Mastodon account through its instance's consent page", ()
     mastodon.consentAs(mastodon.addAccount('piet'));
     expect((await throughConsent(other, { platform: 'mastodon', instance: mastodon.url })).done.status).toBe('connected');
     expect(mastodon.apps.length - registeredBefore).toBe(1);
+  });
+
+  it('revokes the token a consent gave at the instance, through the app that issued it, when the account is disconnected', async () => {
+    const u = await userWithKey(api.db);
+    const who = mastodon.addAccount('rosa');
+    mastodon.consentAs(who);
+    const { done } = await throughConsent(u, { platform: 'mastodon', instance: mastodon.url });
+    // The instance answers a revocation by an app other than the token's 403, recording none: the one recorded came through Herald's app.
+    const token = who.token;
+    const before = mastodon.revocations.length;
+    expect(await api.request({ method: 'DELETE', url: `/api/v1/accounts/${done.accountId}`, key: u.key })).toMatchObject({ status: 200 });
+    await vi.waitFor(() => expect(mastodon.revocations.slice(before)).toEqual([expect.objectContaining({ token, revoked: true })]), {
+      timeout: 5000,
+      interval: 10,
+    });
   });
 
   it('needs the instance, and refuses one on a private address without HERALD_ALLOW_PRIVATE_NETWORK, storing and registering nothing', async () => {
