@@ -341,7 +341,11 @@ export interface paths {
          * Follow a connection
          * @description Where a connection started with `startConnection` stands. Only its starter sees it:
          *     another caller's connection, like an unknown or malformed id, is `404 Connection not found`.
-         *     A pending connection past `expiresAt` shows `expired`.
+         *     A pending connection past `expiresAt` shows `expired`. A connection is kept 7 days
+         *     after it ended (or expired); then housekeeping deletes it and it is
+         *     `404 Connection not found`. An app Herald registered on a Mastodon instance through
+         *     which no connection connected an account within 7 days is deleted too (the next
+         *     connection there registers a new one).
          */
         get: operations["getConnection"];
         put?: never;

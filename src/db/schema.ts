@@ -249,6 +249,8 @@ export interface InstanceAppsTable {
   /** Sealed. */
   client_secret: string;
   created_at: ColumnType<Date, Date | undefined, never>;
+  /** When a connection through the app first connected an account (the app issued a token); null: never. */
+  used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface IdempotencyKeysTable {

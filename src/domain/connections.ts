@@ -1,16 +1,20 @@
 import { createHash, randomBytes } from 'node:crypto';
 import {
   bindConnectionBrowser,
+  deleteConnectionsEndedBefore,
+  deleteUnusedInstanceApps,
   endConnection,
   insertConnection,
   insertInstanceApp,
   isPendingState,
+  markInstanceAppUsed,
   selectConnection,
   selectInstanceApp,
   takeConnectionByState,
   type ConnectionRow,
 } from '../db/queries/connections.js';
-import type { ConnectionStatus } from '../db/schema.js';
+import type { Kysely } from 'kysely';
+import type { ConnectionStatus, Database } from '../db/schema.js';
 import type { Connection, ConnectionStartInput } from './api-types.js';
 import type { Dependencies } from './dependencies.js';
 import { DomainError, errorName, invalidRequest } from './errors.js';
@@ -21,6 +25,11 @@ import type { InstanceConsent, OAuthConsent } from './ports/oauth.js';
 
 /** How long a person has to come back from a platform's consent page. */
 export const CONNECTION_LIFETIME_MS = 10 * 60_000;
+/**
+ * How long a connection is kept once it has ended or expired (getConnection shows it until then),
+ * and how long an app Herald registered on an instance is kept if no connection through it connects.
+ */
+export const CONNECTION_RETENTION_MS = 7 * 24 * 60 * 60_000;
 /** Longer states and tokens are not Herald's (it sends 43 characters); they are not looked up. */
 const MAX_STATE_LENGTH = 512;
 
@@ -181,12 +190,23 @@ export async function completeConnection(deps: ConnectionDeps, query: CallbackQu
     const connected = await consent.finish(query.code, verifier, deps.callbackUrl);
     const ids: string[] = [];
     for (const one of connected) ids.push((await storeConnectedAccount(deps, { userId: taken.user_id }, taken.platform, one)).account.id);
+    if (taken.instance !== null)
+      await markInstanceAppUsed(deps.db, { platform: taken.platform, instance: taken.instance, redirect_uri: deps.callbackUrl }, now);
     return await end('connected', { account_ids: ids });
   } catch (error) {
     if (isConnectError(error) || error instanceof DomainError) return end('failed', { error: error.message });
     deps.log.error({ connectionId: taken.id, errorName: errorName(error) }, 'connecting an account failed');
     return end('failed', { error: `Herald failed while connecting the ${platform} account; start again` });
   }
+}
+
+/**
+ * Housekeeping: deletes connections that ended or expired longer than the retention ago, and the
+ * apps registered on instances that long ago through which no connection ever connected an account.
+ */
+export async function purgeEndedConnections(db: Kysely<Database>, now: Date): Promise<{ connections: number; instanceApps: number }> {
+  const before = new Date(now.getTime() - CONNECTION_RETENTION_MS);
+  return { connections: await deleteConnectionsEndedBefore(db, before), instanceApps: await deleteUnusedInstanceApps(db, before, now) };
 }
 
 /** The instance a connection goes through: an absolute http(s) URL, kept as its origin. */

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { useTestApi, type Schemas } from '../support/api.js';
 import { consentInBrowser } from '../support/consent.js';
@@ -130,6 +131,45 @@ describe("connecting a Mastodon account through its instance's consent page", ()
       timeout: 5000,
       interval: 10,
     });
+  });
+
+  it('forgets connections a week after they end, and an app registered on an instance through which nobody connected in a week', async () => {
+    const u = await userWithKey(api.db);
+    const WEEK_AND_A_DAY = new Date(Date.now() - 8 * 24 * 60 * 60_000);
+    const SIX_DAYS = new Date(Date.now() - 6 * 24 * 60 * 60_000);
+    // An instance where a person connected, and one where the connection was started and abandoned.
+    mastodon.consentAs(mastodon.addAccount('sami'));
+    const { done: connected } = await throughConsent(u, { platform: 'mastodon', instance: mastodon.url });
+    const abandonedAt = `http://localhost:${new URL(mastodon.url).port}`;
+    const appsBefore = mastodon.apps.length;
+    const abandoned = await api.request<Connection>({
+      method: 'POST',
+      url: '/api/v1/connections',
+      key: u.key,
+      body: { platform: 'mastodon', instance: abandonedAt },
+    });
+    expect([abandoned.status, mastodon.apps.length - appsBefore]).toEqual([201, 1]);
+    const recent = await api.request<Connection>({
+      method: 'POST',
+      url: '/api/v1/connections',
+      key: u.key,
+      body: { platform: 'mastodon', instance: mastodon.url },
+    });
+    await api.db.updateTable('connections').set({ ended_at: WEEK_AND_A_DAY }).where('id', '=', connected.id).execute();
+    await api.db.updateTable('connections').set({ expires_at: WEEK_AND_A_DAY }).where('id', '=', abandoned.body.id).execute();
+    await api.db.updateTable('connections').set({ expires_at: SIX_DAYS }).where('id', '=', recent.body.id).execute();
+    // created_at is never updated by Herald; the test ages it as a week's clock would.
+    await sql`update instance_apps set created_at = ${WEEK_AND_A_DAY}`.execute(api.db);
+
+    expect(await api.publishing.keepHouse()).toBe(true);
+    const status = async (id: string) => (await api.request({ method: 'GET', url: `/api/v1/connections/${id}`, key: u.key })).status;
+    expect([await status(connected.id), await status(abandoned.body.id), await status(recent.body.id)]).toEqual([404, 404, 200]);
+    const apps = await api.db.selectFrom('instance_apps').select('instance').where('platform', '=', 'mastodon').execute();
+    expect(apps.map((a) => a.instance)).toContain(mastodon.url);
+    expect(apps.map((a) => a.instance)).not.toContain(abandonedAt);
+    // The account connected through the kept app is untouched.
+    const accounts = await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: u.key });
+    expect(accounts.body.data.map((a) => a.id)).toContain(connected.accountId);
   });
 
   it('needs the instance, and refuses one on a private address without HERALD_ALLOW_PRIVATE_NETWORK, storing and registering nothing', async () => {

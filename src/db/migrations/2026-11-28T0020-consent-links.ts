@@ -8,7 +8,9 @@ type AnyDb = Kysely<unknown>;
  * browser that opens it (a cookie; its SHA-256 here) before sending it to the platform. The
  * platform's consent URL, which holds the raw state, is kept only sealed (`consent_link`, with the
  * start token); the start token is looked up by its SHA-256. Pending connections of before have
- * their consent URL in clear: they end now (the person starts again).
+ * their consent URL in clear: they end now (the person starts again). An instance app records
+ * when a connection through it first connected an account (`used_at`): housekeeping removes
+ * apps that never did.
  */
 export async function up(db: AnyDb): Promise<void> {
   await sql`update connections set expires_at = least(expires_at, now()), state_hash = null where status = 'pending'`.execute(db);
@@ -19,9 +21,15 @@ export async function up(db: AnyDb): Promise<void> {
     .addColumn('start_hash', 'text', (c) => c.unique())
     .addColumn('browser_hash', 'text')
     .execute();
+  await db.schema.alterTable('instance_apps').addColumn('used_at', 'timestamptz').execute();
+  // Apps of before may have issued tokens: kept as used.
+  await sql`update instance_apps set used_at = created_at`.execute(db);
+  await db.schema.createIndex('connections_instance').on('connections').columns(['platform', 'instance']).execute();
 }
 
 export async function down(db: AnyDb): Promise<void> {
+  await db.schema.dropIndex('connections_instance').execute();
+  await db.schema.alterTable('instance_apps').dropColumn('used_at').execute();
   await db.schema
     .alterTable('connections')
     .dropColumn('consent_link')

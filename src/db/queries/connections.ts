@@ -89,3 +89,50 @@ export async function insertInstanceApp(db: Kysely<Database>, row: Insertable<In
     .execute();
   return (await selectInstanceApp(db, row)) as InstanceAppRow;
 }
+
+/** Records that an instance app issued a token (the first time only). */
+export async function markInstanceAppUsed(db: Kysely<Database>, key: Pick<InstanceAppRow, 'platform' | 'instance' | 'redirect_uri'>, now: Date): Promise<void> {
+  await db
+    .updateTable('instance_apps')
+    .set({ used_at: now })
+    .where('platform', '=', key.platform)
+    .where('instance', '=', key.instance)
+    .where('redirect_uri', '=', key.redirect_uri)
+    .where('used_at', 'is', null)
+    .execute();
+}
+
+/** Deletes the connections that ended, or expired while pending, before `before`; how many. */
+export async function deleteConnectionsEndedBefore(db: Kysely<Database>, before: Date): Promise<number> {
+  const result = await db
+    .deleteFrom('connections')
+    .where((eb) => eb.or([eb('ended_at', '<', before), eb.and([eb('status', '=', 'pending'), eb('expires_at', '<', before)])]))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/**
+ * Deletes the instance apps registered before `before` that never issued a token and that no
+ * pending connection still goes through; how many.
+ */
+export async function deleteUnusedInstanceApps(db: Kysely<Database>, before: Date, now: Date): Promise<number> {
+  const result = await db
+    .deleteFrom('instance_apps')
+    .where('used_at', 'is', null)
+    .where('created_at', '<', before)
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('connections')
+            .select('connections.id')
+            .whereRef('connections.platform', '=', 'instance_apps.platform')
+            .whereRef('connections.instance', '=', 'instance_apps.instance')
+            .where('connections.status', '=', 'pending')
+            .where('connections.expires_at', '>', now),
+        ),
+      ),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
