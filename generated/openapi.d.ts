@@ -289,8 +289,10 @@ export interface paths {
         /**
          * Start connecting an account through the platform's consent page
          * @description Starts connecting a live account the way people connect apps: the client sends the
-         *     person to `authorizationUrl`, the platform's own consent page; once they agree, the
-         *     platform sends them back to Herald (`GET /oauth/callback`), which exchanges the code for
+         *     person to `authorizationUrl`, Herald's one-time consent link
+         *     (`{HERALD_PUBLIC_URL}/oauth/start/{token}`, see `openConsentLink`), which binds the
+         *     browser that first opens it to the connection (a cookie) and forwards it to the
+         *     platform's own consent page; once they agree, the platform sends them back to Herald (`GET /oauth/callback`), which exchanges the code for
          *     tokens (PKCE S256 where the platform supports it), reads who the account is, and
          *     connects it to the caller. A platform account the caller already has is reconnected in
          *     place: same id, new tokens, `health` back to `ok`. One consent may connect several
@@ -303,7 +305,16 @@ export interface paths {
          *     failed), or `expired` when nobody came back within 10 minutes (`expiresAt`). With a
          *     `returnUrl`, the person's browser is sent there at the end with
          *     `?connection={id}&status=connected|failed`; without one, Herald shows a short page
-         *     saying they can close the window.
+         *     saying they can close the window. A `returnUrl` must be on an origin the operator
+         *     lists in `HERALD_RETURN_URL_ORIGINS` (scheme, host and port as `new URL(…).origin`
+         *     spells them); any other is refused (`400 Invalid request`, `details[].path: [returnUrl]`),
+         *     so the callback never redirects to a page nobody chose.
+         *
+         *     The consent link completes only in the browser that opened it first: send it to the
+         *     person who is to connect their own account, never to someone else (whoever opens it
+         *     first and approves connects *their* platform account to the caller). A consent page
+         *     reached any other way (the platform's URL copied out of the redirect) is refused at the
+         *     callback and connects nothing.
          *
          *     The platform's app must be configured on this server (`GET /api/v1/platforms` shows
          *     `"configured": true`; `HERALD_<PLATFORM>_CLIENT_ID` and `HERALD_<PLATFORM>_CLIENT_SECRET`);
@@ -330,7 +341,11 @@ export interface paths {
          * Follow a connection
          * @description Where a connection started with `startConnection` stands. Only its starter sees it:
          *     another caller's connection, like an unknown or malformed id, is `404 Connection not found`.
-         *     A pending connection past `expiresAt` shows `expired`.
+         *     A pending connection past `expiresAt` shows `expired`. A connection is kept 7 days
+         *     after it ended (or expired); then housekeeping deletes it and it is
+         *     `404 Connection not found`. An app Herald registered on a Mastodon instance through
+         *     which no connection connected an account within 7 days is deleted too (the next
+         *     connection there registers a new one).
          */
         get: operations["getConnection"];
         put?: never;
@@ -578,6 +593,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/oauth/start/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A connection's consent link, opened in the person's browser
+         * @description The `authorizationUrl` of a pending connection. Not called by clients: the person's
+         *     browser opens it. The first browser to open it is bound to the connection: Herald sets
+         *     the cookie `herald_consent_{connectionId}` (a random secret; `HttpOnly`,
+         *     `SameSite=Lax`, `Path=/oauth/callback`, `Secure` when the request came over https,
+         *     `Max-Age` the connection's remaining lifetime) and redirects (`302`) to the platform's
+         *     consent page. The callback completes the connection only in that browser. The link opens
+         *     once: a second opening, an unknown token or a connection no longer pending is answered
+         *     with a static page (`400`) and binds nothing. `HEAD` answers `200` without a body and
+         *     binds nothing. No key: the token (random, one per connection) is the permission.
+         *     Limited per client address in the consent pages' own bucket
+         *     (`HERALD_RATE_LIMIT_CONSENT_PER_MINUTE`).
+         */
+        get: operations["openConsentLink"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oauth/callback": {
         parameters: {
             query?: never;
@@ -590,8 +635,15 @@ export interface paths {
          * @description The one redirect URI an operator registers with every platform:
          *     `{HERALD_PUBLIC_URL}/oauth/callback`. Not called by clients: the platform sends the
          *     person's browser here with `state` and either `code` or `error`. No key: `state` (random,
-         *     bound to one connection, single use, valid 10 minutes) is the permission. Limited per
-         *     client address like the other public pages.
+         *     bound to one connection, single use, valid 10 minutes) together with the cookie that
+         *     `openConsentLink` set in the browser that opened the consent link is the permission
+         *     (RFC 9700 §4.7). A `state` of a pending connection arriving without that cookie (another
+         *     browser: a person who was sent the platform's consent URL by someone else) is refused
+         *     `403`, connects nothing and leaves the connection pending for its own browser. Only
+         *     `GET` completes a connection: `HEAD` answers `200` without a body and changes nothing.
+         *     Limited per client address in the consent pages' own bucket
+         *     (`HERALD_RATE_LIMIT_CONSENT_PER_MINUTE`, default 300 a minute), apart from the other
+         *     public pages.
          *
          *     Herald checks `state`, exchanges the code, reads who the account is and connects it; the
          *     connection ends `connected`, or `failed` with a message (the person refused, the
@@ -1476,7 +1528,9 @@ export interface components {
             /**
              * @description Where the person's browser goes once the connection has ended, with
              *     `connection={id}&status=connected|failed` added to its query: an absolute `http` or
-             *     `https` URL of at most 2048 characters. Without it, Herald shows a short page instead.
+             *     `https` URL of at most 2048 characters, on one of the origins the operator lists in
+             *     `HERALD_RETURN_URL_ORIGINS` (none when unset: then every `returnUrl` is refused).
+             *     Without it, Herald shows a short page instead.
              */
             returnUrl?: string;
         };
@@ -1493,7 +1547,12 @@ export interface components {
             /** @description The platform being connected. */
             platform: string;
             status: components["schemas"]["ConnectionStatus"];
-            /** @description The platform's consent page to send the person to; null once the connection is no longer pending. */
+            /**
+             * @description Where to send the person: Herald's one-time consent link,
+             *     `{HERALD_PUBLIC_URL}/oauth/start/{token}`, which binds the first browser that opens
+             *     it and forwards it to the platform's consent page (`openConsentLink`). Null once the
+             *     connection is no longer pending.
+             */
             authorizationUrl: string | null;
             /**
              * Format: date-time
@@ -2831,7 +2890,8 @@ export interface operations {
             };
             /**
              * @description The body is invalid (`Invalid request` with `details`: an unknown platform, a
-             *     `returnUrl` that is not an absolute `http` or `https` URL), the platform's app is not
+             *     `returnUrl` that is not an absolute `http` or `https` URL or is not on an origin in
+             *     `HERALD_RETURN_URL_ORIGINS`), the platform's app is not
              *     configured on this server, or the platform connects with credentials. Nothing is stored.
              */
             400: {
@@ -3541,6 +3601,49 @@ export interface operations {
             };
         };
     };
+    openConsentLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The random token of the connection's consent link. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description This browser is now bound to the connection and goes to the platform's consent page. */
+            302: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    /** @description The platform's consent page, with Herald's `state`. */
+                    Location?: string;
+                    /** @description `herald_consent_{connectionId}={secret}; Path=/oauth/callback; Max-Age=…; HttpOnly; SameSite=Lax` (and `Secure` over https). */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The link is unknown, no longer pending, or was already opened by a browser; nothing changed. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": components["schemas"]["HtmlPage"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     oauthCallback: {
         parameters: {
             query?: {
@@ -3585,6 +3688,21 @@ export interface operations {
             };
             /** @description The `state` is missing, unknown or already used; nothing changed. */
             400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": components["schemas"]["HtmlPage"];
+                };
+            };
+            /**
+             * @description The `state` belongs to a pending connection, but this browser did not open its
+             *     consent link (the binding cookie is missing or wrong); nothing changed.
+             */
+            403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];

@@ -56,11 +56,15 @@ class AnsweredOnly extends LogController {
 /** Paths whose query string is a permission: a one-time authorization code and state, a signed media URL's signature. */
 const PERMISSION_QUERIES = ['/oauth/callback', '/media/'];
 
-/** The request as Fastify's serializer reads it, its URL without a query string that carries a permission. */
+/** Paths whose last segment is a permission: a consent link's one-time token. */
+const PERMISSION_PATHS = ['/oauth/start/'];
+
+/** The request as Fastify's serializer reads it, its URL without a query string or path token that carries a permission. */
 function withoutPermissions(request: FastifyRequest): FastifyRequest {
+  const inPath = PERMISSION_PATHS.find((path) => request.url.startsWith(path));
   const query = request.url.indexOf('?');
-  if (query === -1 || !PERMISSION_QUERIES.some((path) => request.url.startsWith(path))) return request;
-  const url = `${request.url.slice(0, query)}?[redacted]`;
+  if (inPath === undefined && (query === -1 || !PERMISSION_QUERIES.some((path) => request.url.startsWith(path)))) return request;
+  const url = inPath === undefined ? `${request.url.slice(0, query)}?[redacted]` : `${inPath}[redacted]`;
   return { method: request.method, url, headers: request.headers, host: request.host, ip: request.ip, socket: request.socket } as FastifyRequest;
 }
 

@@ -16,9 +16,15 @@ export interface RateLimits {
    * paths, and failed key guesses (every 401). Neither ever refuses a request with a valid key.
    */
   perAddressPerMinute: number;
+  /**
+   * Per client address, the consent pages people's browsers open (operations marked
+   * `x-rate-limit: consent`), in a bucket of their own: many people connecting from one office
+   * address are not refused with the other public pages.
+   */
+  consentPerAddressPerMinute: number;
 }
 
-export const DEFAULT_RATE_LIMITS: RateLimits = { perKeyPerMinute: 600, writesPerKeyPerMinute: 120, perAddressPerMinute: 60 };
+export const DEFAULT_RATE_LIMITS: RateLimits = { perKeyPerMinute: 600, writesPerKeyPerMinute: 120, perAddressPerMinute: 60, consentPerAddressPerMinute: 300 };
 
 export interface RateLimitOptions {
   limits: RateLimits;
@@ -27,7 +33,7 @@ export interface RateLimitOptions {
 }
 
 /** How a route is limited, from its operation in the spec. */
-type RouteLimit = 'caller' | 'address' | 'none';
+type RouteLimit = 'caller' | 'address' | 'consent' | 'none';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -71,6 +77,7 @@ export async function installRateLimits(app: FastifyInstance, options: RateLimit
   const perKey = app.createRateLimit({ max: limits.perKeyPerMinute, keyGenerator: (req) => `key:${callerOf(req).keyId}` });
   const writes = app.createRateLimit({ max: limits.writesPerKeyPerMinute, keyGenerator: (req) => `write:${callerOf(req).keyId}` });
   const perAddress = app.createRateLimit({ max: limits.perAddressPerMinute, keyGenerator: (req) => `address:${normalizeIP(req.ip)}` });
+  const perConsent = app.createRateLimit({ max: limits.consentPerAddressPerMinute, keyGenerator: (req) => `consent:${normalizeIP(req.ip)}` });
   const guesses = app.createRateLimit({ max: limits.perAddressPerMinute, keyGenerator: (req) => `guess:${normalizeIP(req.ip)}` });
 
   const countCaller = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
@@ -88,8 +95,9 @@ export async function installRateLimits(app: FastifyInstance, options: RateLimit
 
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     // Unknown paths have no route config: they count per address, like any public page.
-    if ((req.routeOptions.config.heraldRateLimit ?? 'address') !== 'address') return;
-    const address = stateOf(await perAddress(req));
+    const kind = req.routeOptions.config.heraldRateLimit ?? 'address';
+    if (kind !== 'address' && kind !== 'consent') return;
+    const address = stateOf(await (kind === 'consent' ? perConsent : perAddress)(req));
     if (address !== undefined) refuseWhenSpent(reply, address, address.remaining < 0);
   });
 
@@ -130,10 +138,12 @@ export function routeLimitsFromSpec(document: { paths?: Record<string, Record<st
   const kinds = new Map<string, RouteLimit>();
   for (const item of Object.values(document.paths ?? {})) {
     for (const op of Object.values(item)) {
-      const operation = op as { operationId?: string; security?: unknown[]; 'x-rate-limited'?: boolean };
+      const operation = op as { operationId?: string; security?: unknown[]; 'x-rate-limited'?: boolean; 'x-rate-limit'?: string };
       if (typeof operation.operationId !== 'string') continue;
       const security = operation.security ?? document.security ?? [];
-      kinds.set(operation.operationId, operation['x-rate-limited'] === false ? 'none' : security.length === 0 ? 'address' : 'caller');
+      const kind: RouteLimit =
+        operation['x-rate-limited'] === false ? 'none' : security.length > 0 ? 'caller' : operation['x-rate-limit'] === 'consent' ? 'consent' : 'address';
+      kinds.set(operation.operationId, kind);
     }
   }
   return kinds;

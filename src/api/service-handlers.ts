@@ -23,6 +23,7 @@ import { listPostsHandler } from './operations/listPosts.js';
 import { listWebhookDeliveriesHandler } from './operations/listWebhookDeliveries.js';
 import { listWebhooksHandler } from './operations/listWebhooks.js';
 import { oauthCallbackHandler } from './operations/oauthCallback.js';
+import { openConsentLinkHandler } from './operations/openConsentLink.js';
 import { publishPostHandler } from './operations/publishPost.js';
 import { retryPostHandler } from './operations/retryPost.js';
 import { rotateWebhookSecretHandler } from './operations/rotateWebhookSecret.js';
@@ -51,6 +52,7 @@ export function createServiceHandlers(ctx: OperationContext, reference: Referenc
     startConnection: startConnectionHandler(ctx),
     getConnection: getConnectionHandler(ctx),
     oauthCallback: oauthCallbackHandler(ctx),
+    openConsentLink: openConsentLinkHandler(ctx),
     uploadMedia: uploadMediaHandler(ctx),
     listMedia: listMediaHandler(ctx),
     deleteMedia: deleteMediaHandler(ctx),

@@ -224,8 +224,12 @@ export interface ConnectionsTable {
   state_hash: string | null;
   /** The PKCE verifier, sealed; null without PKCE or once ended. */
   code_verifier: string | null;
-  /** Null once the connection has ended. */
-  authorization_url: string | null;
+  /** Sealed `{ consentUrl, startToken }`: the platform's consent URL (it holds the raw state) and Herald's link to it; null once ended. */
+  consent_link: string | null;
+  /** SHA-256 (hex) of the token in Herald's consent link (`/oauth/start/{token}`); null once ended. */
+  start_hash: ColumnType<string | null, string | null | undefined, string | null>;
+  /** SHA-256 (hex) of the cookie set in the browser that first opened the consent link; null until opened. */
+  browser_hash: ColumnType<string | null, string | null | undefined, string | null>;
   return_url: string | null;
   /** The instance the consent goes through, for platforms whose servers authorize on their own (Mastodon). */
   instance: ColumnType<string | null, string | null | undefined, string | null>;
@@ -248,6 +252,8 @@ export interface InstanceAppsTable {
   /** Sealed. */
   client_secret: string;
   created_at: ColumnType<Date, Date | undefined, never>;
+  /** When a connection through the app first connected an account (the app issued a token); null: never. */
+  used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface IdempotencyKeysTable {

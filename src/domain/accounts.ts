@@ -11,6 +11,7 @@ import type { Account, AccountList } from './api-types.js';
 import type { Dependencies } from './dependencies.js';
 import { DomainError, errorName } from './errors.js';
 import { isWellFormedId, newId } from './ids.js';
+import { registeredInstanceConsent } from './connections.js';
 import { isKnownPlatform, platformRules } from './platforms/index.js';
 import { requireStorableText } from './text.js';
 import { requireOrganization, requireUser } from './users.js';
@@ -38,12 +39,9 @@ export function toAccountView(row: ReachableAccount): Account {
  * member may post to it but not disconnect it (the operator always can, with the CLI). An account
  * the user cannot post to at all is not found.
  */
-export async function disconnectAccountOf(
-  deps: Pick<Dependencies, 'db' | 'vault' | 'oauth' | 'log'>,
-  userId: string,
-  id: string,
-  now: Date,
-): Promise<{ revoked: Promise<void> }> {
+type RevokeDeps = Pick<Dependencies, 'db' | 'vault' | 'oauth' | 'instanceOAuth' | 'callbackUrl' | 'log'>;
+
+export async function disconnectAccountOf(deps: RevokeDeps, userId: string, id: string, now: Date): Promise<{ revoked: Promise<void> }> {
   const access = isWellFormedId('acc', id) ? await selectAccountAccess(deps.db, userId, id) : undefined;
   if (access === undefined) throw new DomainError('not_found', ACCOUNT_NOT_FOUND);
   if (access.owner_org_id !== null && access.role !== 'owner') throw new DomainError('forbidden', ONLY_OWNERS_DISCONNECT, undefined, 'not_an_owner');
@@ -52,17 +50,18 @@ export async function disconnectAccountOf(
 }
 
 /**
- * Revokes the credentials a disconnect erased, at the platforms that offer revocation: best
- * effort, after the disconnect has committed; it never fails the disconnect.
+ * Revokes the credentials a disconnect erased, at the platforms that offer revocation (on an
+ * instance, through Herald's app there, which issued the token of a consent): best effort, after
+ * the disconnect has committed; it never fails the disconnect.
  */
-async function revokeErased(
-  deps: Pick<Dependencies, 'vault' | 'oauth' | 'log'>,
-  erased: { platform: string; credentials: string | null } | null,
-): Promise<void> {
-  const consent = erased === null ? undefined : deps.oauth[erased.platform];
-  if (consent === undefined || erased?.credentials == null) return;
+async function revokeErased(deps: RevokeDeps, erased: { platform: string; credentials: string | null } | null): Promise<void> {
+  if (erased === null || erased.credentials === null) return;
   try {
-    await consent.revoke(deps.vault.open(erased.credentials));
+    const credentials = deps.vault.open<{ instance?: unknown }>(erased.credentials);
+    const consent =
+      deps.oauth[erased.platform] ??
+      (typeof credentials.instance === 'string' ? await registeredInstanceConsent(deps, erased.platform, credentials.instance) : undefined);
+    await consent?.revoke(credentials);
   } catch (error) {
     deps.log.error({ platform: erased.platform, errorName: errorName(error) }, 'could not revoke the credentials of a disconnected account');
   }
@@ -100,11 +99,7 @@ export async function connectAccount(db: Kysely<Database>, input: ConnectAccount
   return { id };
 }
 
-export async function disconnectAccount(
-  deps: Pick<Dependencies, 'db' | 'vault' | 'oauth' | 'log'>,
-  id: string,
-  now: Date,
-): Promise<{ id: string; disconnectedAt: string }> {
+export async function disconnectAccount(deps: RevokeDeps, id: string, now: Date): Promise<{ id: string; disconnectedAt: string }> {
   const done = isWellFormedId('acc', id) ? await setDisconnected(deps.db, id, now) : undefined;
   if (done === undefined) throw new DomainError('not_found', `Account not found: ${id}`);
   await revokeErased(deps, done.erased);

@@ -1,14 +1,20 @@
 import { createHash, randomBytes } from 'node:crypto';
 import {
+  bindConnectionBrowser,
+  deleteConnectionsEndedBefore,
+  deleteUnusedInstanceApps,
   endConnection,
   insertConnection,
   insertInstanceApp,
+  isPendingState,
+  markInstanceAppUsed,
   selectConnection,
   selectInstanceApp,
   takeConnectionByState,
   type ConnectionRow,
 } from '../db/queries/connections.js';
-import type { ConnectionStatus } from '../db/schema.js';
+import type { Kysely } from 'kysely';
+import type { ConnectionStatus, Database } from '../db/schema.js';
 import type { Connection, ConnectionStartInput } from './api-types.js';
 import type { Dependencies } from './dependencies.js';
 import { DomainError, errorName, invalidRequest } from './errors.js';
@@ -19,10 +25,24 @@ import type { InstanceConsent, OAuthConsent } from './ports/oauth.js';
 
 /** How long a person has to come back from a platform's consent page. */
 export const CONNECTION_LIFETIME_MS = 10 * 60_000;
-/** Longer states are not Herald's (it sends 43 characters); they are not looked up. */
+/**
+ * How long a connection is kept once it has ended or expired (getConnection shows it until then),
+ * and how long an app Herald registered on an instance is kept if no connection through it connects.
+ */
+export const CONNECTION_RETENTION_MS = 7 * 24 * 60 * 60_000;
+/** Longer states and tokens are not Herald's (it sends 43 characters); they are not looked up. */
 const MAX_STATE_LENGTH = 512;
 
-export type ConnectionDeps = Pick<Dependencies, 'db' | 'vault' | 'oauth' | 'instanceOAuth' | 'checkServiceUrl' | 'callbackUrl' | 'log' | 'now'>;
+export type ConnectionDeps = Pick<
+  Dependencies,
+  'db' | 'vault' | 'oauth' | 'instanceOAuth' | 'checkServiceUrl' | 'callbackUrl' | 'consentStartUrl' | 'returnUrlOrigins' | 'log' | 'now'
+>;
+
+/** What Herald keeps, sealed, of a pending connection's links. */
+interface ConsentLink {
+  consentUrl: string;
+  startToken: string;
+}
 
 /**
  * Starts connecting an account through the platform's consent page: a random state bound to one
@@ -39,6 +59,20 @@ export async function startConnection(deps: ConnectionDeps, userId: string, inpu
         received: input.returnUrl,
         path: ['returnUrl'],
         message: 'returnUrl must be an absolute http or https URL',
+      },
+    ]);
+  }
+  if (input.returnUrl !== undefined && !deps.returnUrlOrigins.includes(new URL(input.returnUrl).origin)) {
+    throw invalidRequest([
+      {
+        code: 'invalid_string',
+        expected: 'a URL on an origin listed in HERALD_RETURN_URL_ORIGINS',
+        received: input.returnUrl,
+        path: ['returnUrl'],
+        message:
+          deps.returnUrlOrigins.length === 0
+            ? 'returnUrl is not allowed: this server lists no return origins (HERALD_RETURN_URL_ORIGINS)'
+            : `returnUrl must be on one of this server's return origins: ${deps.returnUrlOrigins.join(', ')}`,
       },
     ]);
   }
@@ -69,7 +103,9 @@ export async function startConnection(deps: ConnectionDeps, userId: string, inpu
       );
   }
   const state = randomBytes(32).toString('base64url');
+  const startToken = randomBytes(32).toString('base64url');
   const started = await consent.begin(state, deps.callbackUrl);
+  const link: ConsentLink = { consentUrl: started.authorizationUrl, startToken };
   const row = await insertConnection(deps.db, {
     id: newId('conn'),
     user_id: userId,
@@ -77,23 +113,45 @@ export async function startConnection(deps: ConnectionDeps, userId: string, inpu
     status: 'pending',
     state_hash: hashOf(state),
     code_verifier: started.codeVerifier === null ? null : deps.vault.seal({ codeVerifier: started.codeVerifier }),
-    authorization_url: started.authorizationUrl,
+    consent_link: deps.vault.seal(link),
+    start_hash: hashOf(startToken),
     return_url: input.returnUrl ?? null,
     instance,
     created_at: now,
     expires_at: new Date(now.getTime() + CONNECTION_LIFETIME_MS),
   });
-  return toConnectionView(row, now);
+  return toConnectionView(deps, row, now);
 }
 
-export async function getConnection(deps: Pick<Dependencies, 'db'>, userId: string, id: string, now: Date): Promise<Connection> {
+export async function getConnection(deps: Pick<Dependencies, 'db' | 'vault' | 'consentStartUrl'>, userId: string, id: string, now: Date): Promise<Connection> {
   const row = isWellFormedId('conn', id) ? await selectConnection(deps.db, userId, id) : undefined;
   if (row === undefined) throw new DomainError('not_found', 'Connection not found');
-  return toConnectionView(row, now);
+  return toConnectionView(deps, row, now);
 }
 
-/** What the callback came to: a state Herald does not hold (or no longer), or a connection that has ended. */
-export type CallbackOutcome = { kind: 'unknown_state' } | { kind: 'ended'; connection: Connection; returnUrl: string | null };
+/**
+ * Opens a consent link in a browser: the first browser to open it is bound to the connection
+ * (`browserSecret`, kept by the caller in a cookie, here as its hash) and sent to the platform's
+ * consent page; any later opening, an unknown token or an ended connection gets nothing.
+ */
+export async function openConsentLink(
+  deps: Pick<Dependencies, 'db' | 'vault'>,
+  token: string,
+  now: Date,
+): Promise<{ consentUrl: string; browserSecret: string; connectionId: string; expiresAt: Date } | undefined> {
+  if (token === '' || token.length > MAX_STATE_LENGTH) return undefined;
+  const browserSecret = randomBytes(32).toString('base64url');
+  const row = await bindConnectionBrowser(deps.db, hashOf(token), hashOf(browserSecret), now);
+  if (row === undefined || row.consent_link === null) return undefined;
+  const link = deps.vault.open<ConsentLink>(row.consent_link);
+  return { consentUrl: link.consentUrl, browserSecret, connectionId: row.id, expiresAt: row.expires_at };
+}
+
+/**
+ * What the callback came to: a state Herald does not hold (or no longer), a state of a pending
+ * connection that this browser did not open (nothing changes), or a connection that has ended.
+ */
+export type CallbackOutcome = { kind: 'unknown_state' } | { kind: 'other_browser' } | { kind: 'ended'; connection: Connection; returnUrl: string | null };
 
 export interface CallbackQuery {
   state?: string;
@@ -107,14 +165,15 @@ export interface CallbackQuery {
  * cannot be stored each end it `failed` (or `expired`) with a message; else the account is
  * connected, or reconnected in place.
  */
-export async function completeConnection(deps: ConnectionDeps, query: CallbackQuery, now: Date): Promise<CallbackOutcome> {
+export async function completeConnection(deps: ConnectionDeps, query: CallbackQuery, browserSecrets: readonly string[], now: Date): Promise<CallbackOutcome> {
   if (query.state === undefined || query.state === '' || query.state.length > MAX_STATE_LENGTH) return { kind: 'unknown_state' };
-  const taken = await takeConnectionByState(deps.db, hashOf(query.state));
-  if (taken === undefined) return { kind: 'unknown_state' };
+  const stateHash = hashOf(query.state);
+  const taken = await takeConnectionByState(deps.db, stateHash, browserSecrets.filter((s) => s.length <= MAX_STATE_LENGTH).map(hashOf));
+  if (taken === undefined) return (await isPendingState(deps.db, stateHash)) ? { kind: 'other_browser' } : { kind: 'unknown_state' };
   const end = async (status: Exclude<ConnectionStatus, 'pending'>, fields: { account_ids?: string[]; error?: string }): Promise<CallbackOutcome> => {
     const ids = fields.account_ids ?? null;
     const row = await endConnection(deps.db, taken.id, { status, account_id: ids?.[0] ?? null, account_ids: ids, error: fields.error ?? null, ended_at: now });
-    return { kind: 'ended', connection: toConnectionView(row ?? taken, now), returnUrl: taken.return_url };
+    return { kind: 'ended', connection: toConnectionView(deps, row ?? taken, now), returnUrl: taken.return_url };
   };
   const platform = displayNameOf(taken.platform);
   if (taken.expires_at.getTime() <= now.getTime()) return end('expired', {});
@@ -131,12 +190,23 @@ export async function completeConnection(deps: ConnectionDeps, query: CallbackQu
     const connected = await consent.finish(query.code, verifier, deps.callbackUrl);
     const ids: string[] = [];
     for (const one of connected) ids.push((await storeConnectedAccount(deps, { userId: taken.user_id }, taken.platform, one)).account.id);
+    if (taken.instance !== null)
+      await markInstanceAppUsed(deps.db, { platform: taken.platform, instance: taken.instance, redirect_uri: deps.callbackUrl }, now);
     return await end('connected', { account_ids: ids });
   } catch (error) {
     if (isConnectError(error) || error instanceof DomainError) return end('failed', { error: error.message });
     deps.log.error({ connectionId: taken.id, errorName: errorName(error) }, 'connecting an account failed');
     return end('failed', { error: `Herald failed while connecting the ${platform} account; start again` });
   }
+}
+
+/**
+ * Housekeeping: deletes connections that ended or expired longer than the retention ago, and the
+ * apps registered on instances that long ago through which no connection ever connected an account.
+ */
+export async function purgeEndedConnections(db: Kysely<Database>, now: Date): Promise<{ connections: number; instanceApps: number }> {
+  const before = new Date(now.getTime() - CONNECTION_RETENTION_MS);
+  return { connections: await deleteConnectionsEndedBefore(db, before), instanceApps: await deleteUnusedInstanceApps(db, before, now) };
 }
 
 /** The instance a connection goes through: an absolute http(s) URL, kept as its origin. */
@@ -185,13 +255,29 @@ async function instanceConsent(deps: ConnectionDeps, platform: string, instance:
   return perInstance.consent(instance, { clientId: app.client_id, clientSecret: deps.vault.open<{ clientSecret: string }>(app.client_secret).clientSecret });
 }
 
-function toConnectionView(row: ConnectionRow, now: Date): Connection {
+/**
+ * The consent flow through Herald's app already registered on an instance (to revoke a token it
+ * issued); undefined when Herald has none there, never registering one.
+ */
+export async function registeredInstanceConsent(
+  deps: Pick<Dependencies, 'db' | 'vault' | 'instanceOAuth' | 'callbackUrl'>,
+  platform: string,
+  instance: string,
+): Promise<OAuthConsent | undefined> {
+  const perInstance = deps.instanceOAuth[platform];
+  const app = perInstance === undefined ? undefined : await selectInstanceApp(deps.db, { platform, instance, redirect_uri: deps.callbackUrl });
+  if (perInstance === undefined || app === undefined) return undefined;
+  return perInstance.consent(instance, { clientId: app.client_id, clientSecret: deps.vault.open<{ clientSecret: string }>(app.client_secret).clientSecret });
+}
+
+function toConnectionView(deps: Pick<Dependencies, 'vault' | 'consentStartUrl'>, row: ConnectionRow, now: Date): Connection {
   const status = row.status === 'pending' && row.expires_at.getTime() <= now.getTime() ? 'expired' : row.status;
+  const link = status === 'pending' && row.consent_link !== null ? deps.vault.open<ConsentLink>(row.consent_link) : undefined;
   return {
     id: row.id,
     platform: row.platform,
     status,
-    authorizationUrl: status === 'pending' ? row.authorization_url : null,
+    authorizationUrl: link === undefined ? null : `${deps.consentStartUrl}/${link.startToken}`,
     expiresAt: row.expires_at.toISOString(),
     accountId: row.account_id,
     accountIds: row.account_ids ?? [],

@@ -31,6 +31,10 @@ export interface Dependencies {
   instanceOAuth: Readonly<Partial<Record<string, InstanceConsent>>>;
   /** Where platforms send people back from their consent pages: `{HERALD_PUBLIC_URL}/oauth/callback`. */
   callbackUrl: string;
+  /** Herald's consent links, `{HERALD_PUBLIC_URL}/oauth/start`, followed by a one-time token. */
+  consentStartUrl: string;
+  /** The origins a connection's `returnUrl` may point to (HERALD_RETURN_URL_ORIGINS); empty: none. */
+  returnUrlOrigins: readonly string[];
   /** The SSRF guard's early check of a user-given service URL (it checks again as it connects). */
   checkServiceUrl(url: string): void;
   settings: PublishingSettings;

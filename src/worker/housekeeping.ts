@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { errorName } from '../domain/errors.js';
+import { purgeEndedConnections } from '../domain/connections.js';
 import { purgeExpiredIdempotencyKeys } from '../domain/idempotency.js';
 import { announceEndingCredentials, renewEndingCredentials } from '../domain/live-accounts.js';
 import { removeAbandonedUploads, removeOrphanFiles } from '../domain/media/abandoned-uploads.js';
@@ -15,7 +16,8 @@ const HOUSEKEEPING_LOCK = sql`hashtextextended('herald.housekeeping', 0)`;
 /**
  * Deletes what has outlived its use: expired idempotency keys, webhook events past their
  * retention (with their deliveries and attempts), the staged files of abandoned uploads, stored
- * files no medium names; renews
+ * files no medium names, connections ended a week ago and instance apps that never connected
+ * anyone in a week; renews
  * credentials that end unless refreshed; and tells of accounts whose credentials end soon or
  * have ended. Returns
  * false, having done nothing, while another process is at it.
@@ -32,11 +34,12 @@ export async function keepHouse(deps: Dependencies, sweep: StoredFilesSweep = {}
       const uploads = await removeAbandonedUploads(deps.storage, now);
       const { removed: orphans, next } = await removeOrphanFiles(db, deps.storage, now, sweep.next);
       sweep.next = next;
+      const consent = await purgeEndedConnections(db, now);
       const renewals = await renewEndingCredentials({ ...deps, db }, now);
       const credentials = await announceEndingCredentials(db, now);
       deps.log.info(
-        { keys, events, uploads, orphans, ...renewals, ...credentials },
-        'housekeeping: expired keys, events, uploads and files no medium names removed; ending credentials renewed or announced',
+        { keys, events, uploads, orphans, connections: consent.connections, instanceApps: consent.instanceApps, ...renewals, ...credentials },
+        'housekeeping: expired keys, events, uploads, files no medium names, ended connections and unused instance apps removed; ending credentials renewed or announced',
       );
       return true;
     } finally {

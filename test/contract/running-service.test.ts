@@ -50,6 +50,7 @@ beforeAll(async () => {
     HERALD_ALLOW_PRIVATE_NETWORK: 'true',
     HERALD_SECRET_KEY: randomBytes(32).toString('base64'),
     HERALD_X_CLIENT_ID: x.clientId,
+    HERALD_RETURN_URL_ORIGINS: 'https://app.example.com',
     HERALD_X_CLIENT_SECRET: x.clientSecret,
     HERALD_X_BASE_URL: x.url,
   };
@@ -184,9 +185,12 @@ describe('the running service honours its contract', { timeout: 120_000 }, () =>
     x.consentAs(x.addUser({ username: 'ada_on_x' }));
     const started = await call<Schemas['Connection']>('POST', '/api/v1/connections', { json: { platform: 'x', returnUrl: 'https://app.example.com/done' } });
     expect(started.status).toBe(201);
-    const atX = await fetch(started.body.authorizationUrl ?? '', { redirect: 'manual', signal: AbortSignal.timeout(10_000) });
+    const link = await fetchChecked(baseUrl, 'GET', new URL(started.body.authorizationUrl ?? '').pathname);
+    expect(link.status).toBe(302);
+    const atX = await fetch(link.headers.location ?? '', { redirect: 'manual', signal: AbortSignal.timeout(10_000) });
     const back = new URL(atX.headers.get('location') ?? '');
-    const returned = await fetchChecked(baseUrl, 'GET', `${back.pathname}${back.search}`);
+    const cookie = (link.headers['set-cookie'] ?? '').split(';')[0] ?? '';
+    const returned = await fetchChecked(baseUrl, 'GET', `${back.pathname}${back.search}`, { headers: { cookie } });
     expect([returned.status, returned.headers.location]).toEqual([302, `https://app.example.com/done?connection=${started.body.id}&status=connected`]);
     expect((await call<Schemas['Connection']>('GET', `/api/v1/connections/${started.body.id}`)).body).toMatchObject({ status: 'connected', error: null });
     expect((await fetchChecked(baseUrl, 'GET', '/api/v1/nothing-here')).status).toBe(404);

@@ -79,7 +79,7 @@ describe('ids from the operator that cannot exist', () => {
     await expectRefused(
       () =>
         disconnectAccount(
-          { db: database.db, vault: createCredentialVault(Buffer.alloc(32)), oauth: {}, log: { info() {}, error() {} } },
+          { db: database.db, vault: createCredentialVault(Buffer.alloc(32)), oauth: {}, instanceOAuth: {}, callbackUrl: '', log: { info() {}, error() {} } },
           'acc_\u0000',
           new Date(),
         ),

@@ -6,7 +6,7 @@ import { injectChecked, useTestApi, type ApiRequest } from '../support/api.js';
 import { account, postCount, userWithKey } from '../support/fixtures.js';
 
 const api = useTestApi();
-const LIMITS: RateLimits = { perKeyPerMinute: 6, writesPerKeyPerMinute: 3, perAddressPerMinute: 4 };
+const LIMITS: RateLimits = { perKeyPerMinute: 6, writesPerKeyPerMinute: 3, perAddressPerMinute: 4, consentPerAddressPerMinute: 8 };
 
 /** An app of its own per test, so each starts with full buckets (inject always comes from 127.0.0.1). */
 const apps: FastifyInstance[] = [];
@@ -110,6 +110,19 @@ describe('rate limits per address, for requests without a valid key', () => {
     }
     // Failed keys have a bucket of their own, still full.
     expect((await call({ method: 'GET', url: '/api/v1/accounts', key: 'hrld_guess' })).status).toBe(401);
+  });
+
+  it('counts the consent pages in their own, larger bucket: people coming back from a platform are not refused with the public pages, and do not spend them', async () => {
+    const call = await limitedApp({ ...LIMITS, perAddressPerMinute: 1 });
+    expect((await call({ method: 'GET', url: '/openapi.json' })).status).toBe(200);
+    expect((await call({ method: 'GET', url: '/openapi.json' })).status).toBe(429);
+    for (let i = 0; i < 8; i++) {
+      const back = await call({ method: 'GET', url: `/oauth/callback?state=unknown-${i}&code=c` });
+      expect([back.status, ...limitHeaders(back)]).toEqual([400, 8, 7 - i]);
+    }
+    const link = await call({ method: 'GET', url: '/oauth/start/unknown' });
+    expect(link.status).toBe(429);
+    expect(Number(link.headers['retry-after'])).toBeGreaterThanOrEqual(1);
   });
 
   it('never limits the health checks, and they carry no RateLimit-* headers', async () => {

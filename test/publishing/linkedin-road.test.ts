@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestApi, type Schemas } from '../support/api.js';
+import { consentInBrowser } from '../support/consent.js';
 import { userWithKey, type TestUser } from '../support/fixtures.js';
 import { startLinkedInFake, type LinkedInFake, type LinkedInMember } from '../support/linkedin-fake.js';
 import { makeMediaFiles, type MediaFiles } from '../support/media-files.js';
@@ -34,10 +35,7 @@ async function connectLinkedIn(u: TestUser, name: string): Promise<{ account: Sc
   linkedin.consentAs(member);
   const started = await api.request<Connection>({ method: 'POST', url: '/api/v1/connections', key: u.key, body: { platform: 'linkedin' } });
   expect(started.status).toBe(201);
-  const atLinkedIn = await fetch(started.body.authorizationUrl ?? '', { redirect: 'manual' });
-  expect(atLinkedIn.status).toBe(302);
-  const back = new URL(atLinkedIn.headers.get('location') ?? '');
-  expect((await api.request({ method: 'GET', url: `${back.pathname}${back.search}` })).status).toBe(200);
+  expect((await consentInBrowser(api, started.body.authorizationUrl ?? '')).callback.status).toBe(200);
   const connection = (await api.request<Connection>({ method: 'GET', url: `/api/v1/connections/${started.body.id}`, key: u.key })).body;
   const accounts = await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: u.key });
   const account = accounts.body.data.find((a) => a.id === connection.accountId);

@@ -1,5 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { useTestApi, type Schemas } from '../support/api.js';
+import { consentInBrowser } from '../support/consent.js';
 import { userWithKey, type TestUser } from '../support/fixtures.js';
 import { postDetail, publishNow, uploadMedia } from '../support/posts.js';
 import { startMastodonFake, type MastodonFake } from '../support/mastodon-fake.js';
@@ -80,11 +82,13 @@ describe("connecting a Mastodon account through its instance's consent page", ()
   async function throughConsent(u: TestUser, body: Record<string, unknown>) {
     const started = await api.request<Connection>({ method: 'POST', url: '/api/v1/connections', key: u.key, body });
     expect(started.status).toBe(201);
-    const atInstance = await fetch(started.body.authorizationUrl ?? '', { redirect: 'manual' });
-    expect(atInstance.status).toBe(302);
-    const back = new URL(atInstance.headers.get('location') ?? '');
-    expect((await api.request({ method: 'GET', url: `${back.pathname}${back.search}` })).status).toBe(200);
-    return { started: started.body, done: (await api.request<Connection>({ method: 'GET', url: `/api/v1/connections/${started.body.id}`, key: u.key })).body };
+    const { consentUrl, callback } = await consentInBrowser(api, started.body.authorizationUrl ?? '');
+    expect(callback.status).toBe(200);
+    return {
+      started: started.body,
+      consentUrl,
+      done: (await api.request<Connection>({ method: 'GET', url: `/api/v1/connections/${started.body.id}`, key: u.key })).body,
+    };
   }
 
   it('registers Herald on the instance once, sends the person to its consent page with PKCE, and connects the account as a pasted token would', async () => {
@@ -92,8 +96,7 @@ describe("connecting a Mastodon account through its instance's consent page", ()
     const registeredBefore = mastodon.apps.length;
     const who = mastodon.addAccount('oona', 'Oona');
     mastodon.consentAs(who);
-    const { started, done } = await throughConsent(u, { platform: 'mastodon', instance: `${mastodon.url}/some/path` });
-    const consent = new URL(started.authorizationUrl ?? '');
+    const { consentUrl: consent, done } = await throughConsent(u, { platform: 'mastodon', instance: `${mastodon.url}/some/path` });
     expect(`${consent.origin}${consent.pathname}`).toBe(`${mastodon.url}/oauth/authorize`);
     expect(Object.fromEntries(consent.searchParams)).toMatchObject({
       scope: 'read:accounts read:statuses write:statuses write:media',
@@ -113,6 +116,60 @@ describe("connecting a Mastodon account through its instance's consent page", ()
     mastodon.consentAs(mastodon.addAccount('piet'));
     expect((await throughConsent(other, { platform: 'mastodon', instance: mastodon.url })).done.status).toBe('connected');
     expect(mastodon.apps.length - registeredBefore).toBe(1);
+  });
+
+  it('revokes the token a consent gave at the instance, through the app that issued it, when the account is disconnected', async () => {
+    const u = await userWithKey(api.db);
+    const who = mastodon.addAccount('rosa');
+    mastodon.consentAs(who);
+    const { done } = await throughConsent(u, { platform: 'mastodon', instance: mastodon.url });
+    // The instance answers a revocation by an app other than the token's 403, recording none: the one recorded came through Herald's app.
+    const token = who.token;
+    const before = mastodon.revocations.length;
+    expect(await api.request({ method: 'DELETE', url: `/api/v1/accounts/${done.accountId}`, key: u.key })).toMatchObject({ status: 200 });
+    await vi.waitFor(() => expect(mastodon.revocations.slice(before)).toEqual([expect.objectContaining({ token, revoked: true })]), {
+      timeout: 5000,
+      interval: 10,
+    });
+  });
+
+  it('forgets connections a week after they end, and an app registered on an instance through which nobody connected in a week', async () => {
+    const u = await userWithKey(api.db);
+    const WEEK_AND_A_DAY = new Date(Date.now() - 8 * 24 * 60 * 60_000);
+    const SIX_DAYS = new Date(Date.now() - 6 * 24 * 60 * 60_000);
+    // An instance where a person connected, and one where the connection was started and abandoned.
+    mastodon.consentAs(mastodon.addAccount('sami'));
+    const { done: connected } = await throughConsent(u, { platform: 'mastodon', instance: mastodon.url });
+    const abandonedAt = `http://localhost:${new URL(mastodon.url).port}`;
+    const appsBefore = mastodon.apps.length;
+    const abandoned = await api.request<Connection>({
+      method: 'POST',
+      url: '/api/v1/connections',
+      key: u.key,
+      body: { platform: 'mastodon', instance: abandonedAt },
+    });
+    expect([abandoned.status, mastodon.apps.length - appsBefore]).toEqual([201, 1]);
+    const recent = await api.request<Connection>({
+      method: 'POST',
+      url: '/api/v1/connections',
+      key: u.key,
+      body: { platform: 'mastodon', instance: mastodon.url },
+    });
+    await api.db.updateTable('connections').set({ ended_at: WEEK_AND_A_DAY }).where('id', '=', connected.id).execute();
+    await api.db.updateTable('connections').set({ expires_at: WEEK_AND_A_DAY }).where('id', '=', abandoned.body.id).execute();
+    await api.db.updateTable('connections').set({ expires_at: SIX_DAYS }).where('id', '=', recent.body.id).execute();
+    // created_at is never updated by Herald; the test ages it as a week's clock would.
+    await sql`update instance_apps set created_at = ${WEEK_AND_A_DAY}`.execute(api.db);
+
+    expect(await api.publishing.keepHouse()).toBe(true);
+    const status = async (id: string) => (await api.request({ method: 'GET', url: `/api/v1/connections/${id}`, key: u.key })).status;
+    expect([await status(connected.id), await status(abandoned.body.id), await status(recent.body.id)]).toEqual([404, 404, 200]);
+    const apps = await api.db.selectFrom('instance_apps').select('instance').where('platform', '=', 'mastodon').execute();
+    expect(apps.map((a) => a.instance)).toContain(mastodon.url);
+    expect(apps.map((a) => a.instance)).not.toContain(abandonedAt);
+    // The account connected through the kept app is untouched.
+    const accounts = await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: u.key });
+    expect(accounts.body.data.map((a) => a.id)).toContain(connected.accountId);
   });
 
   it('needs the instance, and refuses one on a private address without HERALD_ALLOW_PRIVATE_NETWORK, storing and registering nothing', async () => {

@@ -5,6 +5,7 @@ import { injectChecked, UNLIMITED, useTestApi, type Schemas } from '../support/a
 import { userWithKey, type TestUser } from '../support/fixtures.js';
 import { makeMediaFiles, type MediaFiles } from '../support/media-files.js';
 import { postDetail, publishNow, uploadMedia } from '../support/posts.js';
+import { atCallback, atPlatform, consentInBrowser, openConsentLink } from '../support/consent.js';
 import { noteSecret, runLogger } from '../support/run-log.js';
 import { startXFake, type XFake, type XUser } from '../support/x-fake.js';
 import { expectEventMatchesSpec } from '../support/contract.js';
@@ -20,7 +21,14 @@ beforeAll(async () => {
   x = await startXFake();
   files = makeMediaFiles();
 });
-const api = useTestApi({ env: () => ({ HERALD_X_CLIENT_ID: x.clientId, HERALD_X_CLIENT_SECRET: x.clientSecret, HERALD_X_BASE_URL: x.url }) });
+const api = useTestApi({
+  env: () => ({
+    HERALD_X_CLIENT_ID: x.clientId,
+    HERALD_X_CLIENT_SECRET: x.clientSecret,
+    HERALD_X_BASE_URL: x.url,
+    HERALD_RETURN_URL_ORIGINS: 'https://app.example.com, http://localhost:8080',
+  }),
+});
 afterAll(async () => {
   await x?.close();
   files?.cleanup();
@@ -34,15 +42,11 @@ async function start(u: TestUser, body: Record<string, unknown>): Promise<Connec
   return res.body;
 }
 
-/** The person's browser: X's consent page, then back to Herald's callback; Herald's answer. */
+/** The person's browser: Herald's consent link, X's consent page, then back to Herald's callback; Herald's answer. */
 async function consent(connection: Connection) {
-  const atX = await fetch(connection.authorizationUrl ?? '', { redirect: 'manual' });
-  expect(atX.status).toBe(302);
-  const back = new URL(atX.headers.get('location') ?? '');
+  const { back, callback } = await consentInBrowser(api, connection.authorizationUrl ?? '');
   expect(back.pathname).toBe('/oauth/callback');
-  // The code and the state are permissions: the run's log must hold neither (checked when the run ends).
-  for (const name of ['code', 'state']) noteSecret(back.searchParams.get(name) ?? '');
-  return api.request<string>({ method: 'GET', url: `${back.pathname}${back.search}` });
+  return callback;
 }
 
 async function connectX(u: TestUser, username: string): Promise<{ account: Schemas['Account']; user: XUser }> {
@@ -69,7 +73,9 @@ describe('connecting an X account through its consent page', () => {
     const connection = await start(u, { platform: 'x', returnUrl: 'https://app.example.com/connected?from=herald' });
     expect(connection).toMatchObject({ platform: 'x', status: 'pending', accountId: null, error: null });
     expect(Date.parse(connection.expiresAt) - Date.now()).toBeGreaterThan(9 * MINUTE);
-    const consentUrl = new URL(connection.authorizationUrl ?? '');
+    expect(connection.authorizationUrl).toMatch(/^http:\/\/127\.0\.0\.1:3000\/oauth\/start\/[A-Za-z0-9_-]{43}$/);
+    const { cookie, consentUrl: consentAt } = await openConsentLink(api, connection.authorizationUrl ?? '');
+    const consentUrl = new URL(consentAt);
     expect(`${consentUrl.origin}${consentUrl.pathname}`).toBe(`${x.url}/i/oauth2/authorize`);
     expect(Object.fromEntries(consentUrl.searchParams)).toMatchObject({
       response_type: 'code',
@@ -79,7 +85,7 @@ describe('connecting an X account through its consent page', () => {
       code_challenge_method: 'S256',
     });
 
-    const back = await consent(connection);
+    const back = await atCallback(api, await atPlatform(consentAt), cookie);
     expect(back.status).toBe(302);
     const location = new URL(String(back.headers.location));
     expect(`${location.origin}${location.pathname}`).toBe('https://app.example.com/connected');
@@ -163,10 +169,10 @@ describe('connecting an X account through its consent page', () => {
     const user = x.addUser({ username: 'cy' });
     x.consentAs(user);
     const connection = await start(u, { platform: 'x' });
-    const atX = await fetch(connection.authorizationUrl ?? '', { redirect: 'manual' });
-    const callback = new URL(atX.headers.get('location') ?? '');
-    expect((await api.request({ method: 'GET', url: `${callback.pathname}${callback.search}` })).status).toBe(200);
-    const replay = await api.request<string>({ method: 'GET', url: `${callback.pathname}${callback.search}` });
+    const { cookie, consentUrl } = await openConsentLink(api, connection.authorizationUrl ?? '');
+    const callback = await atPlatform(consentUrl);
+    expect((await atCallback(api, callback, cookie)).status).toBe(200);
+    const replay = await atCallback(api, callback, cookie);
     expect(replay.status).toBe(400);
     expect(replay.headers['content-type']).toMatch(/^text\/html/);
     expect(replay.body).toContain('This sign-in link is unknown or has already been used');
@@ -176,6 +182,7 @@ describe('connecting an X account through its consent page', () => {
     expect((await api.request({ method: 'GET', url: '/oauth/callback' })).status).toBe(400);
 
     const late = await start(u, { platform: 'x' });
+    const lateBrowser = await openConsentLink(api, late.authorizationUrl ?? '');
     await api.db
       .updateTable('connections')
       .set({ expires_at: new Date(Date.now() - 1000) })
@@ -186,7 +193,7 @@ describe('connecting an X account through its consent page', () => {
       authorizationUrl: null,
       error: null,
     });
-    const lateBack = await consent(late);
+    const lateBack = await atCallback(api, await atPlatform(lateBrowser.consentUrl), lateBrowser.cookie);
     expect(lateBack.status).toBe(200);
     expect(lateBack.body).toContain('The account was not connected');
     expect((await api.request<Connection>({ method: 'GET', url: `/api/v1/connections/${late.id}`, key: u.key })).body).toMatchObject({
@@ -262,6 +269,102 @@ describe('connecting an X account through its consent page', () => {
       status: 404,
       body: { error: 'Connection not found' },
     });
+  });
+
+  it("completes only in the browser that opened the consent link: a person sent X's consent page by someone else connects nothing (RFC 9700 §4.7)", async () => {
+    const tenant = await userWithKey(api.db);
+    const victim = x.addUser({ username: 'victim' });
+    x.consentAs(victim);
+    const connection = await start(tenant, { platform: 'x' });
+    const exchanges = () => x.requests.filter((r) => r.path === '/2/oauth2/token').length;
+    const exchangesBefore = exchanges();
+    // The tenant opens its own link, and passes the consent page it was sent to on to the victim.
+    const tenantBrowser = await openConsentLink(api, connection.authorizationUrl ?? '');
+    const victimBack = await atPlatform(tenantBrowser.consentUrl);
+    const refused = await atCallback(api, victimBack, undefined);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toContain('This sign-in was not started in this browser, so no account was connected');
+    // A cookie of another connection (the victim's own Herald flow, or a guess) does not do either.
+    expect((await atCallback(api, victimBack, `herald_consent_${connection.id}=guessed-${'a'.repeat(36)}`)).status).toBe(403);
+    expect((await api.request<Connection>({ method: 'GET', url: `/api/v1/connections/${connection.id}`, key: tenant.key })).body).toMatchObject({
+      status: 'pending',
+      accountId: null,
+    });
+    expect((await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: tenant.key })).body.data).toEqual([]);
+    expect(exchanges()).toBe(exchangesBefore);
+
+    // The link opens once: a second browser gets no binding and is not sent to X.
+    const second = await api.request<string>({ method: 'GET', url: new URL(connection.authorizationUrl ?? '').pathname });
+    expect(second.status).toBe(400);
+    expect(second.headers['set-cookie']).toBeUndefined();
+    expect(second.body).toContain('has already been opened');
+  });
+
+  it('keeps neither the state nor the consent link in clear, and binds with a cookie that scripts cannot read', async () => {
+    const u = await userWithKey(api.db);
+    const connection = await start(u, { platform: 'x' });
+    const token = new URL(connection.authorizationUrl ?? '').pathname.split('/').at(-1) ?? '';
+    const opened = await api.request({ method: 'GET', url: new URL(connection.authorizationUrl ?? '').pathname });
+    const state = new URL(String(opened.headers.location)).searchParams.get('state') ?? '';
+    noteSecret(state);
+    expect(state).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(String(opened.headers['set-cookie'])).toMatch(
+      new RegExp(`^herald_consent_${connection.id}=[A-Za-z0-9_-]{43}; Path=/oauth/callback; Max-Age=(600|599); HttpOnly; SameSite=Lax$`),
+    );
+    const row = JSON.stringify(await api.db.selectFrom('connections').selectAll().where('id', '=', connection.id).executeTakeFirstOrThrow());
+    expect(row).not.toContain(state);
+    expect(row).not.toContain(token);
+    expect(row).not.toContain('oauth2/authorize');
+  });
+
+  it('completes nothing on a HEAD of the callback or of the consent link (a link checker): only GET takes them', async () => {
+    const u = await userWithKey(api.db);
+    x.consentAs(x.addUser({ username: 'headless' }));
+    const connection = await start(u, { platform: 'x' });
+    const link = new URL(connection.authorizationUrl ?? '').pathname;
+    const headLink = await api.app.inject({ method: 'HEAD', url: link });
+    expect([headLink.statusCode, headLink.headers['set-cookie'], headLink.headers.location]).toEqual([200, undefined, undefined]);
+    const { cookie, consentUrl } = await openConsentLink(api, connection.authorizationUrl ?? '');
+    const back = await atPlatform(consentUrl);
+    const head = await api.app.inject({ method: 'HEAD', url: `${back.pathname}${back.search}`, headers: { cookie } });
+    expect(head.statusCode).toBe(200);
+    expect((await api.request<Connection>({ method: 'GET', url: `/api/v1/connections/${connection.id}`, key: u.key })).body.status).toBe('pending');
+    expect((await atCallback(api, back, cookie)).status).toBe(200);
+    expect((await api.request<Connection>({ method: 'GET', url: `/api/v1/connections/${connection.id}`, key: u.key })).body.status).toBe('connected');
+  });
+
+  it('refuses a returnUrl on an origin the operator does not list in HERALD_RETURN_URL_ORIGINS, storing nothing', async () => {
+    const u = await userWithKey(api.db);
+    for (const returnUrl of [
+      'https://evil.example/phish',
+      'https://app.example.com.evil.example/',
+      'http://app.example.com/',
+      'https://app.example.com:8443/',
+    ]) {
+      const bad = await api.request<{ error: string; details: unknown[] }>({
+        method: 'POST',
+        url: '/api/v1/connections',
+        key: u.key,
+        body: { platform: 'x', returnUrl },
+      });
+      expect(bad.status).toBe(400);
+      expect(bad.body).toEqual({
+        error: 'Invalid request',
+        code: 'invalid_request',
+        details: [
+          {
+            code: 'invalid_string',
+            expected: 'a URL on an origin listed in HERALD_RETURN_URL_ORIGINS',
+            received: returnUrl,
+            path: ['returnUrl'],
+            message: "returnUrl must be on one of this server's return origins: https://app.example.com, http://localhost:8080",
+          },
+        ],
+      });
+    }
+    expect((await start(u, { platform: 'x', returnUrl: 'http://localhost:8080/back' })).status).toBe('pending');
+    const rows = await api.db.selectFrom('connections').select('return_url').where('user_id', '=', u.userId).execute();
+    expect(rows).toEqual([{ return_url: 'http://localhost:8080/back' }]);
   });
 
   it('revokes the tokens at X when the account is disconnected, after answering', async () => {

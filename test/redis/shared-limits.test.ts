@@ -16,7 +16,7 @@ afterAll(async () => {
 
 describe('rate limits shared through Redis', () => {
   it('counts one key across two API processes: together they allow the limit, not twice it', async () => {
-    const limits = { perKeyPerMinute: 5, writesPerKeyPerMinute: 5, perAddressPerMinute: 1000 };
+    const limits = { perKeyPerMinute: 5, writesPerKeyPerMinute: 5, perAddressPerMinute: 1000, consentPerAddressPerMinute: 1000 };
     // One after the other: building an app is a long synchronous stretch on a loaded machine, which
     // would outlast the other app's bounded wait for Redis, and that app would start unlimited.
     const one = await buildApp({ context: api.state, rateLimits: { limits, redisUrl: REDIS_URL } });
@@ -52,7 +52,7 @@ describe('rate limits shared through Redis', () => {
   });
 
   it('keeps separate counts for separate keys in the same Redis', async () => {
-    const limits = { perKeyPerMinute: 1, writesPerKeyPerMinute: 1, perAddressPerMinute: 1000 };
+    const limits = { perKeyPerMinute: 1, writesPerKeyPerMinute: 1, perAddressPerMinute: 1000, consentPerAddressPerMinute: 1000 };
     const app = await buildApp({ context: api.state, rateLimits: { limits, redisUrl: REDIS_URL } });
     try {
       for (const name of [randomUUID(), randomUUID()]) {

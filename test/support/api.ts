@@ -77,7 +77,12 @@ export async function revokeHeard(api: TestApi, id: string): Promise<void> {
 }
 
 /** Limits no test file reaches, so suites that send many requests from one key are not refused; the rate-limit tests set their own. */
-export const UNLIMITED = { perKeyPerMinute: 1_000_000, writesPerKeyPerMinute: 1_000_000, perAddressPerMinute: 1_000_000 };
+export const UNLIMITED = {
+  perKeyPerMinute: 1_000_000,
+  writesPerKeyPerMinute: 1_000_000,
+  perAddressPerMinute: 1_000_000,
+  consentPerAddressPerMinute: 1_000_000,
+};
 
 /** One app on one fresh database for the whole test file; the tests build their own data in it. */
 export function useTestApi(

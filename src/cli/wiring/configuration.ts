@@ -18,6 +18,8 @@ export const CONFIGURATION = {
     HOST: { type: 'string', default: '127.0.0.1' },
     // Unset: this machine at PORT, which only local clients reach.
     HERALD_PUBLIC_URL: { type: 'string' },
+    // Comma-separated origins (https://app.example.com) a connection's returnUrl may point to; unset: none.
+    HERALD_RETURN_URL_ORIGINS: { type: 'string' },
     HERALD_MIGRATE_ON_START: { type: 'boolean', default: false },
     HERALD_DEMO_ON_FIRST_START: { type: 'boolean', default: false },
     HERALD_MAX_UPLOAD_BYTES: { type: 'integer', minimum: 1, default: 512 * 1024 * 1024 },
@@ -42,6 +44,7 @@ export const CONFIGURATION = {
     HERALD_RATE_LIMIT_PER_MINUTE: { type: 'integer', minimum: 1, default: 600 },
     HERALD_RATE_LIMIT_WRITES_PER_MINUTE: { type: 'integer', minimum: 1, default: 120 },
     HERALD_RATE_LIMIT_ANONYMOUS_PER_MINUTE: { type: 'integer', minimum: 1, default: 60 },
+    HERALD_RATE_LIMIT_CONSENT_PER_MINUTE: { type: 'integer', minimum: 1, default: 300 },
     REDIS_URL: { type: 'string' },
     HERALD_TRUST_PROXY: { type: 'string', default: 'false' },
     // A platform's app, for accounts that connect through its consent page; unset: not offered.
@@ -95,6 +98,8 @@ export interface Environment {
   port: number;
   /** Where platforms and browsers reach this service from outside (public media URLs are made on it). */
   publicUrl: string;
+  /** The origins a connection's returnUrl may point to; empty: none. */
+  returnUrlOrigins: string[];
   migrateOnStart: boolean;
   demoOnFirstStart: boolean;
   logLevel: string;
@@ -125,6 +130,7 @@ export interface Environment {
     perKeyPerMinute: number;
     writesPerKeyPerMinute: number;
     perAddressPerMinute: number;
+    consentPerAddressPerMinute: number;
   };
   /** Where every process counts requests against the rate limits; unset: each process in memory. */
   redisUrl: string | undefined;
@@ -147,6 +153,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
     host: v.HOST,
     port: v.PORT,
     publicUrl: publicUrl(v.HERALD_PUBLIC_URL, v.PORT),
+    returnUrlOrigins: returnUrlOrigins(v.HERALD_RETURN_URL_ORIGINS ?? ''),
     migrateOnStart: v.HERALD_MIGRATE_ON_START,
     demoOnFirstStart: v.HERALD_DEMO_ON_FIRST_START,
     logLevel: v.LOG_LEVEL,
@@ -169,6 +176,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
       perKeyPerMinute: v.HERALD_RATE_LIMIT_PER_MINUTE,
       writesPerKeyPerMinute: v.HERALD_RATE_LIMIT_WRITES_PER_MINUTE,
       perAddressPerMinute: v.HERALD_RATE_LIMIT_ANONYMOUS_PER_MINUTE,
+      consentPerAddressPerMinute: v.HERALD_RATE_LIMIT_CONSENT_PER_MINUTE,
     },
     redisUrl: v.REDIS_URL,
     trustProxy: trustProxy(v.HERALD_TRUST_PROXY),
@@ -252,6 +260,25 @@ function publicUrl(given: string | undefined, listenPort: number): string {
     throw new Error(`HERALD_PUBLIC_URL must be an http or https URL without query, fragment or credentials, got ${given}`);
   }
   return given.replace(/\/+$/, '');
+}
+
+/** Each listed origin as `new URL(…).origin` spells it; an entry that is not a bare http(s) origin is refused. */
+function returnUrlOrigins(given: string): string[] {
+  return given
+    .split(',')
+    .map((one) => one.trim())
+    .filter((one) => one !== '')
+    .map((one) => {
+      let url: URL | undefined;
+      try {
+        url = new URL(one);
+      } catch {
+        // Refused below.
+      }
+      if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin !== one.replace(/\/$/, '').toLowerCase())
+        throw new Error(`HERALD_RETURN_URL_ORIGINS must list origins such as https://app.example.com (scheme, host, port; no path), got ${one}`);
+      return url.origin;
+    });
 }
 
 function mediaStore(given: string | undefined): S3Location | undefined {

@@ -62,6 +62,8 @@ export async function createDependencies(
     oauth: live.oauth,
     instanceOAuth: live.instanceOAuth,
     callbackUrl: `${env.publicUrl}/oauth/callback`,
+    consentStartUrl: `${env.publicUrl}/oauth/start`,
+    returnUrlOrigins: env.returnUrlOrigins,
     storage: given.storage ?? (await mediaStorageOf(env)),
     probe: given.probe ?? new FfprobeMediaProbe(),
     maxUploadBytes: env.maxUploadBytes,

@@ -17,6 +17,7 @@ import * as instanceApps from './2026-11-28T0015-instance-apps.js';
 import * as connectionAccounts from './2026-11-28T0016-connection-accounts.js';
 import * as accountTurns from './2026-11-28T0017-account-turns.js';
 import * as refreshLeases from './2026-11-28T0018-refresh-leases.js';
+import * as consentLinks from './2026-11-28T0020-consent-links.js';
 
 /** Every migration by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-28T0016-connection-accounts': connectionAccounts,
   '2026-11-28T0017-account-turns': accountTurns,
   '2026-11-28T0018-refresh-leases': refreshLeases,
+  '2026-11-28T0020-consent-links': consentLinks,
 };
