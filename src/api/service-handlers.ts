@@ -10,6 +10,7 @@ import { getApiReferenceHandler } from './operations/getApiReference.js';
 import { getConnectionHandler } from './operations/getConnection.js';
 import { getLivenessHandler } from './operations/getLiveness.js';
 import { getRobotsHandler } from './operations/getRobots.js';
+import { getRootHandler } from './operations/getRoot.js';
 import { getOpenApiJsonHandler } from './operations/getOpenApiJson.js';
 import { getOpenApiYamlHandler } from './operations/getOpenApiYaml.js';
 import { getPostHandler } from './operations/getPost.js';
@@ -69,6 +70,7 @@ export function createServiceHandlers(ctx: OperationContext, reference: Referenc
     getOpenApiJson: getOpenApiJsonHandler(reference),
     getOpenApiYaml: getOpenApiYamlHandler(reference),
     getRobots: getRobotsHandler(),
+    getRoot: getRootHandler(),
     getApiReference: getApiReferenceHandler(reference),
     getLiveness: getLivenessHandler(),
     getReadiness: getReadinessHandler(ctx),

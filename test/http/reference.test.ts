@@ -20,6 +20,14 @@ describe('the reference, served by the service without a key', () => {
     expect(text.body).toBe(yaml);
   });
 
+  it('sends whoever opens the root on to the reference at /docs, without a key', async () => {
+    const res = await api.request({ method: 'GET', url: '/' });
+    expect(res.status).toBe(302);
+    expect(res.headers.location).toBe('/docs');
+    expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(res.body).toBe("Herald's API reference is at /docs\n");
+  });
+
   it('serves the built HTML reference at /docs, and says how to build it when it is missing', async () => {
     const html = join(api.media.root, 'reference.html');
     writeFileSync(html, '<!DOCTYPE html><html><body>Herald API</body></html>');

@@ -12,7 +12,7 @@ export type RequestBodyOf<K extends OperationId> = operations[K] extends { reque
 export type QueryOf<K extends OperationId> = NonNullable<operations[K]['parameters']['query']>;
 export type PathParamsOf<K extends OperationId> = NonNullable<operations[K]['parameters']['path']>;
 type ResponsesOf<K extends OperationId> = operations[K]['responses'];
-export type SuccessBodyOf<K extends OperationId> = AnyContent<ResponsesOf<K>[Extract<keyof ResponsesOf<K>, 200 | 201 | 202>]>;
+export type SuccessBodyOf<K extends OperationId> = AnyContent<ResponsesOf<K>[Extract<keyof ResponsesOf<K>, 200 | 201 | 202 | 302>]>;
 
 export type OperationRequest<K extends OperationId> = FastifyRequest<{
   Body: RequestBodyOf<K>;
