@@ -34,7 +34,9 @@ import {
  * /work/shared/reference/platform-apis-x-linkedin-pinterest-reddit.md §5, whose sources are:
  * - reddit-archive/reddit wiki OAuth2 [RD1]: GET /api/v1/authorize?client_id&response_type=code&state
  *   &redirect_uri&duration=permanent|temporary&scope (back to redirect_uri with `state` and `code`, or
- *   `error=access_denied`); POST /api/v1/access_token with `Authorization: Basic base64(client_id:secret)`, form
+ *   `error=access_denied`); POST /api/v1/access_token with `Authorization: Basic base64(client_id:secret)` (the
+ *   wiki's example is `curl --user 'p-jcoLKBynTLew:gko_LXELoV07ZBNUXrvWZfzE3aI'`: compared byte for byte, as
+ *   registered; Reddit splits the decoded header at `:` without percent-decoding), form
  *   grant_type=authorization_code (code, redirect_uri) → `{access_token, token_type, expires_in, scope,
  *   refresh_token}` (a refresh token only with duration=permanent) and grant_type=refresh_token; POST
  *   /api/v1/revoke_token (token, token_type_hint);
@@ -276,8 +278,9 @@ interface Code {
 }
 
 export async function startRedditFake(options: RedditFakeOptions = {}): Promise<RedditFake> {
-  const clientId = options.clientId ?? randomBytes(11).toString('base64url');
-  const clientSecret = options.clientSecret ?? randomBytes(22).toString('base64url');
+  // Shaped like the wiki's `p-jcoLKBynTLew:gko_LXELoV07ZBNUXrvWZfzE3aI`, with `.` and `~` too.
+  const clientId = options.clientId ?? `p-${randomBytes(9).toString('base64url')}_.~`;
+  const clientSecret = options.clientSecret ?? `gko_${randomBytes(20).toString('base64url')}-.~`;
   const maxImageBytes = options.maxImageBytes ?? 20 * MB;
   const maxVideoBytes = options.maxVideoBytes ?? 1024 * MB;
   const maxBytesOf = (mime: string) => (mime.startsWith('video/') ? maxVideoBytes : maxImageBytes);

@@ -3,6 +3,23 @@ import { selectCredentialsForUpdate, updateCredentialsIfVersion } from '../../db
 import type { Database } from '../../db/schema.js';
 import type { CredentialVault } from '../ports/secrets.js';
 
+/** The most a platform's credentials may take as JSON (UTF-8): real ones are a few KiB; a hostile platform's must not bloat rows. */
+export const CREDENTIALS_LIMIT_BYTES = 32 * 1024;
+
+/** The platform's credentials are larger than Herald stores. */
+export class CredentialsTooLargeError extends Error {
+  constructor() {
+    super(`The platform answered credentials larger than ${CREDENTIALS_LIMIT_BYTES / 1024} KiB, which Herald does not store`);
+    this.name = 'CredentialsTooLargeError';
+  }
+}
+
+/** The credentials sealed for storage; throws CredentialsTooLargeError past the limit. */
+export function sealCredentials(vault: CredentialVault, credentials: unknown): string {
+  if (Buffer.byteLength(JSON.stringify(credentials) ?? '', 'utf8') > CREDENTIALS_LIMIT_BYTES) throw new CredentialsTooLargeError();
+  return vault.seal(credentials as object);
+}
+
 /** The credentials cannot be refreshed here: the account was disconnected meanwhile. */
 export class CredentialsGoneError extends Error {
   constructor() {
@@ -38,7 +55,8 @@ export async function refreshCredentials<C>(
     if (row.credentials_version !== seenVersion) return { credentials: stored, version: row.credentials_version };
     const next = await refresh(stored);
     const endsAt = endOf?.(next) ?? undefined;
-    if (!(await updateCredentialsIfVersion(trx, accountId, row.credentials_version, deps.vault.seal(next as object), endsAt))) throw new CredentialsGoneError();
+    if (!(await updateCredentialsIfVersion(trx, accountId, row.credentials_version, sealCredentials(deps.vault, next), endsAt)))
+      throw new CredentialsGoneError();
     return { credentials: next, version: row.credentials_version + 1 };
   });
 }
