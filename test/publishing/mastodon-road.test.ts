@@ -133,7 +133,7 @@ describe("connecting a Mastodon account through its instance's consent page", ()
         mastodon.consentAs(mastodon.addAccount(`hostile${randomBytes(3).toString('hex')}`));
         mastodon.fail(fault);
         const { done } = await throughConsent(u, { platform: 'mastodon', instance: mastodon.url });
-        expect(done).toMatchObject({ status: 'failed', accountId: null, accountIds: [] });
+        expect(done).toMatchObject({ status: 'failed', errorCode: 'platform_error', accountId: null, accountIds: [] });
         expect(done.error).toMatch(error);
         const accounts = await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: u.key });
         expect(accounts.status).toBe(200);
@@ -151,7 +151,7 @@ describe("connecting a Mastodon account through its instance's consent page", ()
     mastodon.consentAs(mastodon.addAccount('refusedclient'));
     mastodon.fail({ on: 'token', kind: 'answer', status: 401, headers: { 'www-authenticate': 'Basic realm="Doorkeeper"' }, body: { error: 'invalid_client' } });
     const { done } = await throughConsent(u, { platform: 'mastodon', instance: mastodon.url });
-    expect(done).toMatchObject({ status: 'failed', accountIds: [] });
+    expect(done).toMatchObject({ status: 'failed', errorCode: 'client_refused', accountIds: [] });
     expect(done.error).toBe(`${new URL(mastodon.url).host} refused Herald's client id or secret: the operator must check them`);
   });
 

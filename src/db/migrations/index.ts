@@ -16,6 +16,7 @@ import * as expiringCredentials from './2026-11-28T0014-expiring-credentials.js'
 import * as instanceApps from './2026-11-28T0015-instance-apps.js';
 import * as connectionAccounts from './2026-11-28T0016-connection-accounts.js';
 import * as accountTurns from './2026-11-28T0017-account-turns.js';
+import * as connectionErrorCodes from './2026-11-28T0021-connection-error-codes.js';
 
 /** Every migration by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-28T0015-instance-apps': instanceApps,
   '2026-11-28T0016-connection-accounts': connectionAccounts,
   '2026-11-28T0017-account-turns': accountTurns,
+  '2026-11-28T0021-connection-error-codes': connectionErrorCodes,
 };

@@ -29,7 +29,7 @@ export async function takeConnectionByState(db: Kysely<Database>, stateHash: str
 export async function endConnection(
   db: Kysely<Database>,
   id: string,
-  values: Pick<Updateable<ConnectionsTable>, 'status' | 'account_id' | 'account_ids' | 'error'> & { ended_at: Date },
+  values: Pick<Updateable<ConnectionsTable>, 'status' | 'account_id' | 'account_ids' | 'error' | 'error_code'> & { ended_at: Date },
 ): Promise<ConnectionRow | undefined> {
   return db
     .updateTable('connections')
