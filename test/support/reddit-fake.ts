@@ -65,7 +65,8 @@ import {
  * Choices of the fake (the sources are silent or unsure):
  * - the window is 10 minutes, aligned to the clock, `ratePerWindow` (100) API requests per client, counted on
  *   the oauth.reddit.com routes only; over it, or with a missing or generic User-Agent (`node`, `undici`,
- *   `node-fetch`, `axios`, `curl`, `python-requests`, `Go-http-client`, `got`), 429
+ *   `node-fetch`, `axios`, `curl`, `python-requests`, `Go-http-client`, `got`) or one not of the rules' form
+ *   `<platform>:<app ID>:<version> (by /u/<username>)`, 429
  *   `{message:'Too Many Requests', error:429}` (the User-Agent check covers the token and revoke endpoints too);
  * - the code lives 10 minutes and is single use; access tokens 3600 s; a refresh answer has no `refresh_token`
  *   unless `refreshAnswerCarriesToken` (then the same one): the refresh token stays valid, earlier access tokens
@@ -256,6 +257,8 @@ const UPLOAD_PATH = '/fake-s3';
 const BUCKET = 'reddit-uploaded-media';
 const BUCKET_URL = `https://${BUCKET}.s3-accelerate.amazonaws.com`;
 const GENERIC_AGENTS = /^(node|undici|node-fetch|axios|curl|python-requests|python-urllib|go-http-client|got)\b/i;
+/** Reddit's API rules [RD2]: `<platform>:<app ID>:<version string> (by /u/<reddit username>)`, e.g. `android:com.example.myredditapp:v1.2.3 (by /u/kemitche)`. */
+const RULED_AGENT = /^[^:\s]+:[^:\s]+:[^:\s]+ \(by \/u\/[A-Za-z0-9_-]{3,20}\)$/;
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad Request',
@@ -396,7 +399,7 @@ export async function startRedditFake(options: RedditFakeOptions = {}): Promise<
         onReceive?.();
         const window = api ? count() : { headers: {}, over: false };
         const agent = req.headers['user-agent']?.trim() ?? '';
-        const generic = target !== 'upload' && (agent === '' || GENERIC_AGENTS.test(agent));
+        const generic = target !== 'upload' && (agent === '' || GENERIC_AGENTS.test(agent) || !RULED_AGENT.test(agent));
         return { headers: window.headers, refusal: generic || window.over ? { status: 429, body: redditError(429) } : null };
       },
       faultAnswer: (fault) => faultAnswer(target, fault),
