@@ -454,6 +454,26 @@ describe('publishing to X', () => {
     });
   });
 
+  it('reads at most 64 KiB of a refresh answer: a larger one fails the refresh, retried, and stores nothing of it', async () => {
+    const u = await userWithKey(api.db);
+    const { account } = await connectX(u, 'max');
+    x.expireAccessTokens();
+    const huge = 'a'.repeat(200_000);
+    x.fail('token', { kind: 'answer', status: 200, body: { token_type: 'bearer', expires_in: 7200, access_token: huge, refresh_token: huge } });
+    const id = await publishNow(api, u, { accountIds: [account.id], caption: 'Huge refresh answer' });
+    await api.publishing.drain();
+    expect((await postDetail(api, u, id)).targets[0]).toMatchObject({
+      status: 'failed',
+      error: { category: 'platform_error', retrying: true, message: 'X could not refresh the access token' },
+    });
+    const stored = await api.db
+      .selectFrom('accounts')
+      .select((eb) => eb.fn('octet_length', ['credentials']).as('size'))
+      .where('id', '=', account.id)
+      .executeTakeFirstOrThrow();
+    expect(Number(stored.size)).toBeLessThan(8 * 1024);
+  });
+
   it('names the cause when the operator has no X credits left, and does not retry', async () => {
     const u = await userWithKey(api.db);
     const { account } = await connectX(u, 'ivy');
