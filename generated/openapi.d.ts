@@ -1184,7 +1184,10 @@ export interface components {
          *     platform refused the text or fields; change the post. `media_error`: the platform
          *     refused or could not process a media file. `rate_limited`:
          *     the platform asked Herald to slow down; retried after its reset time. `platform_error`:
-         *     the platform failed or could not be reached; retried with backoff. `system_error`:
+         *     the platform failed or could not be reached; retried with backoff (this includes a
+         *     token endpoint refusing Herald's own client id or secret at a refresh, HTTP 401 with a
+         *     `WWW-Authenticate` challenge, with the message `<Platform> refused Herald's client id or
+         *     secret: the operator must check them`; the account stays healthy). `system_error`:
          *     Herald could not publish (for example the post came due while the service was down for
          *     longer than its lateness bound).
          * @enum {string}
@@ -1591,6 +1594,22 @@ export interface components {
             accountIds: string[];
             /** @description Why the connection failed, fit to show a person; null unless `status` is `failed`. */
             error: string | null;
+            /**
+             * @description What a program matches on when `status` is `failed` (null otherwise, and for a
+             *     connection that failed before Herald kept codes):
+             *     `access_denied` (the person refused on the consent page), `client_refused` (the
+             *     platform's token endpoint refused Herald's own client id or secret, HTTP 401 with a
+             *     `WWW-Authenticate` challenge: the operator must check `HERALD_<PLATFORM>_CLIENT_ID` and
+             *     `_CLIENT_SECRET`), `invalid_credentials` (the platform refused the code exchange),
+             *     `platform_unreachable`, `platform_error` (the platform answered something Herald cannot
+             *     use: a token answer over 64 KiB counted after decompression, an access or refresh token
+             *     over 8192 characters, or a profile it cannot store), `credentials_too_large` (the
+             *     account's credentials would take more than 32 KiB as JSON, which Herald does not
+             *     store), `url_not_allowed`, `platform_not_configured`, or `system_error`. Nothing is
+             *     stored for a failed connection.
+             * @enum {string|null}
+             */
+            errorCode: "access_denied" | "client_refused" | "invalid_credentials" | "platform_unreachable" | "platform_error" | "credentials_too_large" | "url_not_allowed" | "platform_not_configured" | "system_error" | null;
         };
         /** @description The supported platforms. */
         PlatformList: {

@@ -238,6 +238,8 @@ export interface ConnectionsTable {
   /** Every account the consent connected, in the platform's order; null until connected. */
   account_ids: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
   error: string | null;
+  /** What a program matches on for a failed connection (`client_refused`, …). */
+  error_code: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Date;
   expires_at: Date;
   ended_at: Date | null;

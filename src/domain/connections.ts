@@ -22,6 +22,7 @@ import { isWellFormedId, newId } from './ids.js';
 import { isConnectError, storeConnectedAccount } from './live-accounts.js';
 import { appVariables, displayNameOf, livePlatform } from './platforms/live.js';
 import type { InstanceConsent, OAuthConsent } from './ports/oauth.js';
+import type { ConnectError } from './ports/publisher.js';
 
 /** How long a person has to come back from a platform's consent page. */
 export const CONNECTION_LIFETIME_MS = 10 * 60_000;
@@ -170,22 +171,33 @@ export async function completeConnection(deps: ConnectionDeps, query: CallbackQu
   const stateHash = hashOf(query.state);
   const taken = await takeConnectionByState(deps.db, stateHash, browserSecrets.filter((s) => s.length <= MAX_STATE_LENGTH).map(hashOf));
   if (taken === undefined) return (await isPendingState(deps.db, stateHash)) ? { kind: 'other_browser' } : { kind: 'unknown_state' };
-  const end = async (status: Exclude<ConnectionStatus, 'pending'>, fields: { account_ids?: string[]; error?: string }): Promise<CallbackOutcome> => {
+  const end = async (
+    status: Exclude<ConnectionStatus, 'pending'>,
+    fields: { account_ids?: string[]; error?: string; code?: ConnectionErrorCode },
+  ): Promise<CallbackOutcome> => {
     const ids = fields.account_ids ?? null;
-    const row = await endConnection(deps.db, taken.id, { status, account_id: ids?.[0] ?? null, account_ids: ids, error: fields.error ?? null, ended_at: now });
+    const row = await endConnection(deps.db, taken.id, {
+      status,
+      account_id: ids?.[0] ?? null,
+      account_ids: ids,
+      error: fields.error ?? null,
+      error_code: fields.code ?? null,
+      ended_at: now,
+    });
     return { kind: 'ended', connection: toConnectionView(deps, row ?? taken, now), returnUrl: taken.return_url };
   };
   const platform = displayNameOf(taken.platform);
   if (taken.expires_at.getTime() <= now.getTime()) return end('expired', {});
-  if (query.error !== undefined) return end('failed', { error: `The person did not allow access on ${platform} (${errorCode(query.error)})` });
-  if (query.code === undefined || query.code === '') return end('failed', { error: `${platform} sent no authorization code` });
+  if (query.error !== undefined)
+    return end('failed', { error: `The person did not allow access on ${platform} (${errorCode(query.error)})`, code: 'access_denied' });
+  if (query.code === undefined || query.code === '') return end('failed', { error: `${platform} sent no authorization code`, code: 'platform_error' });
   try {
     const perInstance = taken.instance === null ? undefined : deps.instanceOAuth[taken.platform];
     const consent =
       perInstance === undefined || taken.instance === null
         ? deps.oauth[taken.platform]
         : await instanceConsent(deps, taken.platform, taken.instance, perInstance);
-    if (consent === undefined) return await end('failed', { error: `${platform} is no longer configured on this server` });
+    if (consent === undefined) return await end('failed', { error: `${platform} is no longer configured on this server`, code: 'platform_not_configured' });
     const verifier = taken.code_verifier === null ? null : deps.vault.open<{ codeVerifier: string }>(taken.code_verifier).codeVerifier;
     const connected = await consent.finish(query.code, verifier, deps.callbackUrl);
     const ids: string[] = [];
@@ -194,9 +206,10 @@ export async function completeConnection(deps: ConnectionDeps, query: CallbackQu
       await markInstanceAppUsed(deps.db, { platform: taken.platform, instance: taken.instance, redirect_uri: deps.callbackUrl }, now);
     return await end('connected', { account_ids: ids });
   } catch (error) {
-    if (isConnectError(error) || error instanceof DomainError) return end('failed', { error: error.message });
+    if (isConnectError(error)) return end('failed', { error: error.message, code: CONNECT_ERROR_CODES[error.reason] });
+    if (error instanceof DomainError) return end('failed', { error: error.message, code: connectionErrorCodeOf(error.code) ?? 'system_error' });
     deps.log.error({ connectionId: taken.id, errorName: errorName(error) }, 'connecting an account failed');
-    return end('failed', { error: `Herald failed while connecting the ${platform} account; start again` });
+    return end('failed', { error: `Herald failed while connecting the ${platform} account; start again`, code: 'system_error' });
   }
 }
 
@@ -282,7 +295,35 @@ function toConnectionView(deps: Pick<Dependencies, 'vault' | 'consentStartUrl'>,
     accountId: row.account_id,
     accountIds: row.account_ids ?? [],
     error: status === 'failed' ? row.error : null,
+    errorCode: status === 'failed' ? connectionErrorCodeOf(row.error_code) : null,
   };
+}
+
+type ConnectionErrorCode = NonNullable<Connection['errorCode']>;
+
+const CONNECT_ERROR_CODES: Record<ConnectError['reason'], ConnectionErrorCode> = {
+  invalid_credentials: 'invalid_credentials',
+  url_not_allowed: 'url_not_allowed',
+  unreachable: 'platform_unreachable',
+  bad_answer: 'platform_error',
+  client_refused: 'client_refused',
+};
+
+const CONNECTION_ERROR_CODES: readonly ConnectionErrorCode[] = [
+  'access_denied',
+  'client_refused',
+  'invalid_credentials',
+  'platform_unreachable',
+  'platform_error',
+  'credentials_too_large',
+  'url_not_allowed',
+  'platform_not_configured',
+  'system_error',
+];
+
+/** A stored or domain code as the spec lists it; null for anything else (a connection that failed before codes were kept). */
+function connectionErrorCodeOf(code: string | null): ConnectionErrorCode | null {
+  return CONNECTION_ERROR_CODES.find((known) => known === code) ?? null;
 }
 
 function hashOf(state: string): string {

@@ -8,7 +8,7 @@ import type { Account, AccountConnectInput, ErrorDetail } from './api-types.js';
 import { toAccountView } from './accounts.js';
 import { DomainError, errorName, invalidRequest } from './errors.js';
 import type { Dependencies } from './dependencies.js';
-import { refreshCredentials } from './publishing/token-source.js';
+import { CREDENTIALS_LIMIT_BYTES, CredentialsTooLargeError, refreshCredentials, sealCredentials } from './publishing/token-source.js';
 import { newId } from './ids.js';
 import type { KeepWithWork } from './idempotency.js';
 import { credentialPlatforms, displayNameOf, livePlatform } from './platforms/live.js';
@@ -105,7 +105,18 @@ export async function storeConnectedAccount(
       undefined,
       'platform_error',
     );
-  const sealed = deps.vault.seal(connected.credentials as object);
+  let sealed: string;
+  try {
+    sealed = sealCredentials(deps.vault, connected.credentials);
+  } catch (error) {
+    if (!(error instanceof CredentialsTooLargeError)) throw error;
+    throw new DomainError(
+      'platform_unreachable',
+      `Platform error: ${displayNameOf(platform)} answered credentials larger than ${CREDENTIALS_LIMIT_BYTES / 1024} KiB, which Herald does not store`,
+      undefined,
+      'credentials_too_large',
+    );
+  }
   const existing = (await findLiveAccount(deps.db, owners, platform, connected.platformUserId)) ?? (await formerAccount(deps, owners, platform, connected));
   if (existing !== undefined) {
     const row = await updateAccountCredentials(deps.db, existing.id, {

@@ -38,6 +38,13 @@ describe('the configuration table', () => {
     expect(() => readEnvironment({ LOG_LEVEL: 'loud' })).toThrow('LOG_LEVEL must be equal to one of the allowed values, got loud');
   });
 
+  it("refuses Reddit without the developer's Reddit username its User-Agent must name, naming the variable", () => {
+    const reddit = { HERALD_REDDIT_CLIENT_ID: 'p-jcoLKBynTLew', HERALD_REDDIT_CLIENT_SECRET: 'gko_LXELoV07ZBNUXrvWZfzE3aI' };
+    expect(() => readEnvironment(reddit)).toThrow(/^HERALD_REDDIT_USERNAME must be set with HERALD_REDDIT_CLIENT_ID/);
+    expect(() => readEnvironment({ ...reddit, HERALD_REDDIT_USERNAME: '/u/someone' })).toThrow(/HERALD_REDDIT_USERNAME must match pattern/);
+    expect(readEnvironment({ ...reddit, HERALD_REDDIT_USERNAME: 'kemitche' }).platforms.reddit.username).toBe('kemitche');
+  });
+
   it('takes blank values as unset and flags as true, false, 1 or 0 in any case', () => {
     const env = readEnvironment({ PORT: ' ', HERALD_WORKER: '0', HERALD_ALLOW_PRIVATE_NETWORK: 'TRUE', HERALD_POLL_INTERVAL_MS: '50' });
     expect(env.port).toBe(3000);

@@ -545,7 +545,7 @@ const harnesses: [string, Harness<unknown>][] = [
     'reddit',
     {
       publisher: () => {
-        const redditFetch = withUserAgent(fetch, reddit.clientId);
+        const redditFetch = withUserAgent(fetch, reddit.clientId, 'herald_dev');
         return createRedditPublisher({
           fetch: redditFetch,
           baseUrl: reddit.url,

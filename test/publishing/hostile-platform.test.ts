@@ -83,6 +83,24 @@ describe('an instance that answers more than Herald reads', () => {
     expect(await accountsOf(u)).toEqual([]);
   });
 
+  it('connect to Bluesky: a session whose tokens are over the 32 KiB credentials limit is refused with credentials_too_large, and nothing is stored', async () => {
+    const jwt = 'a'.repeat(256 * 1024);
+    routes.set('POST /xrpc/com.atproto.server.createSession', json({ did: 'did:plc:hostile', handle: 'ada.test', accessJwt: jwt, refreshJwt: jwt }));
+    const u = await userWithKey(api.db);
+    const res = await api.request<{ error: string; code: string }>({
+      method: 'POST',
+      url: '/api/v1/accounts',
+      key: u.key,
+      body: { platform: 'bluesky', credentials: { service: hostileUrl, identifier: 'ada.test', appPassword: 'aaaa-bbbb-cccc-dddd' } },
+    });
+    expect(res).toMatchObject({
+      status: 502,
+      body: { code: 'credentials_too_large', error: 'Platform error: Bluesky answered credentials larger than 32 KiB, which Herald does not store' },
+    });
+    expect(await accountsOf(u)).toEqual([]);
+    expect(await api.db.selectFrom('accounts').select('id').where('owner_user_id', '=', u.userId).execute()).toEqual([]);
+  });
+
   it('publish: a status answered with a gzip bomb fails the target platform_error, in doubt and retried, without reading it whole', async () => {
     routes.set('GET /api/v1/accounts/verify_credentials', json({ id: '7', acct: 'ada', display_name: 'Ada' }));
     const u = await userWithKey(api.db);

@@ -172,6 +172,46 @@ describe("connecting a Mastodon account through its instance's consent page", ()
     expect(accounts.body.data.map((a) => a.id)).toContain(connected.accountId);
   });
 
+  describe('a hostile instance cannot exhaust memory or storage through its token answer', () => {
+    // A few MiB over the 64 KiB limit prove the bound; the bodies are streamed, never built whole.
+    const BIG = 4 * 1024 * 1024;
+    const cases = [
+      { name: 'a gzip bomb', fault: { on: 'token', kind: 'endless', bytes: BIG, gzip: true }, error: /answered the code exchange with more than 64 KiB/ },
+      {
+        name: 'a huge plain body',
+        fault: { on: 'token', kind: 'endless', bytes: BIG, gzip: false },
+        error: /answered the code exchange with more than 64 KiB/,
+      },
+      { name: 'an over-long access token', fault: { on: 'token', kind: 'longToken', length: 20_000 }, error: /answered a token longer than 8192 characters/ },
+    ] as const;
+    for (const { name, fault, error } of cases)
+      it(`fails the connection clearly, stores nothing and keeps answering, for ${name}`, async () => {
+        const u = await userWithKey(api.db);
+        mastodon.consentAs(mastodon.addAccount(`hostile${randomBytes(3).toString('hex')}`));
+        mastodon.fail(fault);
+        const { done } = await throughConsent(u, { platform: 'mastodon', instance: mastodon.url });
+        expect(done).toMatchObject({ status: 'failed', errorCode: 'platform_error', accountId: null, accountIds: [] });
+        expect(done.error).toMatch(error);
+        const accounts = await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: u.key });
+        expect(accounts.status).toBe(200);
+        expect(accounts.body.data).toEqual([]);
+        const rows = await api.db
+          .selectFrom('accounts')
+          .select((eb) => eb.fn.max(eb.fn('octet_length', ['credentials'])).as('largest'))
+          .executeTakeFirstOrThrow();
+        expect(Number(rows.largest ?? 0)).toBeLessThan(64 * 1024);
+      });
+  });
+
+  it("says the instance refused Herald's client id or secret when its token endpoint answers 401 with a Basic challenge", async () => {
+    const u = await userWithKey(api.db);
+    mastodon.consentAs(mastodon.addAccount('refusedclient'));
+    mastodon.fail({ on: 'token', kind: 'answer', status: 401, headers: { 'www-authenticate': 'Basic realm="Doorkeeper"' }, body: { error: 'invalid_client' } });
+    const { done } = await throughConsent(u, { platform: 'mastodon', instance: mastodon.url });
+    expect(done).toMatchObject({ status: 'failed', errorCode: 'client_refused', accountIds: [] });
+    expect(done.error).toBe(`${new URL(mastodon.url).host} refused Herald's client id or secret: the operator must check them`);
+  });
+
   it('needs the instance, and refuses one on a private address without HERALD_ALLOW_PRIVATE_NETWORK, storing and registering nothing', async () => {
     const u = await userWithKey(api.db);
     const missing = await api.request<{ code: string; details: { path: string[] }[] }>({

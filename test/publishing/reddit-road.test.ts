@@ -18,7 +18,12 @@ beforeAll(async () => {
   files = makeMediaFiles();
 });
 const api = useTestApi({
-  env: () => ({ HERALD_REDDIT_CLIENT_ID: rd.clientId, HERALD_REDDIT_CLIENT_SECRET: rd.clientSecret, HERALD_REDDIT_BASE_URL: rd.url }),
+  env: () => ({
+    HERALD_REDDIT_CLIENT_ID: rd.clientId,
+    HERALD_REDDIT_CLIENT_SECRET: rd.clientSecret,
+    HERALD_REDDIT_BASE_URL: rd.url,
+    HERALD_REDDIT_USERNAME: 'herald_dev-1',
+  }),
 });
 afterAll(async () => {
   await rd?.close();
@@ -46,11 +51,11 @@ describe('connecting a Reddit account', () => {
     expect(connection).toMatchObject({ platform: 'reddit', status: 'connected', error: null });
     expect(accounts).toEqual([expect.objectContaining({ platform: 'reddit', username: 'ada_rd', mode: 'live', health: 'ok' })]);
     expect(rd.authorizations.at(-1)?.query).toMatchObject({ duration: 'permanent', scope: 'identity submit read flair history', response_type: 'code' });
-    // Every call named Herald's app: Reddit throttles generic user agents.
-    // (The consent page is the person's browser, not Herald.)
+    // Every call named Herald's app and the developer, as Reddit's API rules ask (the fake refuses
+    // any other form). The consent page is the person's browser, not Herald.
     const fromHerald = rd.requests.filter((r) => !r.path.startsWith('/api/v1/authorize'));
     expect(fromHerald.length).toBeGreaterThan(0);
-    expect(fromHerald.filter((r) => !String(r.headers['user-agent']).startsWith('server:herald-'))).toEqual([]);
+    expect(new Set(fromHerald.map((r) => r.headers['user-agent']))).toEqual(new Set([`server:herald-${rd.clientId}:1.0 (by /u/herald_dev-1)`]));
   });
 });
 

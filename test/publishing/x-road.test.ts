@@ -521,6 +521,62 @@ describe('publishing to X', () => {
     expect(accounts.body.data).toEqual([expect.objectContaining({ id: account.id, health: 'ok' })]);
   });
 
+  describe("a token endpoint's 401 with a Basic challenge is a refusal of Herald's client id or secret", () => {
+    const challenge = {
+      kind: 'answer',
+      status: 401,
+      headers: { 'www-authenticate': 'Basic realm="X"' },
+      body: { error: 'unauthorized_client', error_description: 'Missing valid authorization header' },
+    } as const;
+    const refused = "X refused Herald's client id or secret: the operator must check them";
+
+    it('on connect: the connection fails with client_refused and nothing is connected', async () => {
+      const u = await userWithKey(api.db);
+      x.consentAs(x.addUser({ username: 'kai', name: 'Kai on X' }));
+      const connection = await start(u, { platform: 'x' });
+      x.fail('token', challenge);
+      expect((await consent(connection)).status).toBe(200);
+      const done = await api.request<Connection>({ method: 'GET', url: `/api/v1/connections/${connection.id}`, key: u.key });
+      expect(done.body).toMatchObject({ status: 'failed', error: refused, errorCode: 'client_refused', accountIds: [] });
+      expect((await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: u.key })).body.data).toEqual([]);
+    });
+
+    it("on refresh: the target says so and is retried, and the account's tokens are not taken for revoked", async () => {
+      const u = await userWithKey(api.db);
+      const { account } = await connectX(u, 'lea');
+      x.expireAccessTokens();
+      x.fail('token', challenge);
+      const id = await publishNow(api, u, { accountIds: [account.id], caption: 'Refused client' });
+      await api.publishing.drain();
+      expect((await postDetail(api, u, id)).targets[0]).toMatchObject({
+        status: 'failed',
+        error: { category: 'platform_error', retrying: true, message: refused },
+      });
+      const accounts = await api.request<Schemas['AccountList']>({ method: 'GET', url: '/api/v1/accounts', key: u.key });
+      expect(accounts.body.data).toEqual([expect.objectContaining({ id: account.id, health: 'ok' })]);
+    });
+  });
+
+  it('reads at most 64 KiB of a refresh answer: a larger one fails the refresh, retried, and stores nothing of it', async () => {
+    const u = await userWithKey(api.db);
+    const { account } = await connectX(u, 'max');
+    x.expireAccessTokens();
+    const huge = 'a'.repeat(200_000);
+    x.fail('token', { kind: 'answer', status: 200, body: { token_type: 'bearer', expires_in: 7200, access_token: huge, refresh_token: huge } });
+    const id = await publishNow(api, u, { accountIds: [account.id], caption: 'Huge refresh answer' });
+    await api.publishing.drain();
+    expect((await postDetail(api, u, id)).targets[0]).toMatchObject({
+      status: 'failed',
+      error: { category: 'platform_error', retrying: true, message: 'X could not refresh the access token' },
+    });
+    const stored = await api.db
+      .selectFrom('accounts')
+      .select((eb) => eb.fn('octet_length', ['credentials']).as('size'))
+      .where('id', '=', account.id)
+      .executeTakeFirstOrThrow();
+    expect(Number(stored.size)).toBeLessThan(8 * 1024);
+  });
+
   it('names the cause when the operator has no X credits left, and does not retry', async () => {
     const u = await userWithKey(api.db);
     const { account } = await connectX(u, 'ivy');

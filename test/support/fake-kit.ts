@@ -457,11 +457,14 @@ export function basicCredentials(req: FastifyRequest): { id: string; secret: str
   return colon === -1 ? null : { id: decoded.slice(0, colon), secret: decoded.slice(colon + 1) };
 }
 
-/** Whether HTTP Basic names this client, as sent or form-encoded (RFC 6749 §2.3.1 asks for the encoding; not all do). */
+/**
+ * Whether `Authorization` is exactly `Basic base64(id:secret)`, byte for byte: the id and secret as
+ * registered, what `curl --user id:secret` sends (Reddit's OAuth2 wiki: `curl --user
+ * 'p-jcoLKBynTLew:gko_LXELoV07ZBNUXrvWZfzE3aI'`; X's docs: base64 of `client_id:client_secret`).
+ * A form-encoded id or secret (`%2D` for `-`) is refused, as these platforms refuse it.
+ */
 export function basicClientMatches(req: FastifyRequest, clientId: string, clientSecret: string): boolean {
-  const sent = basicCredentials(req);
-  if (sent === undefined || sent === null) return false;
-  return (sent.id === clientId || formDecode(sent.id) === clientId) && (sent.secret === clientSecret || formDecode(sent.secret) === clientSecret);
+  return req.headers.authorization === `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`;
 }
 
 // --- The consent page ------------------------------------------------------------------------------

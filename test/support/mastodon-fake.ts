@@ -1,4 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { createGzip } from 'node:zlib';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 
@@ -96,7 +98,14 @@ export interface FakeRevocation {
 
 export type FakeFault =
   /** Answers without doing anything. */
-  | { on: 'statuses' | 'media' | 'timeline'; kind: 'answer'; status: number; headers?: Record<string, string>; body?: unknown }
+  | { on: 'statuses' | 'media' | 'timeline' | 'token'; kind: 'answer'; status: number; headers?: Record<string, string>; body?: unknown }
+  /**
+   * POST /oauth/token answers 200 with a JSON body of `bytes` bytes (an access token that never
+   * ends), streamed without a length, gzip-compressed when `gzip`: a hostile instance's answer.
+   */
+  | { on: 'token'; kind: 'endless'; bytes: number; gzip: boolean }
+  /** POST /oauth/token exchanges the code as usual but hands out an access token of `length` characters. */
+  | { on: 'token'; kind: 'longToken'; length: number }
   /** Creates the status, then answers this status instead of the status. */
   | { on: 'statuses'; kind: 'commitThenAnswer'; status: number }
   /** Creates the status, then cuts the connection. */
@@ -437,6 +446,13 @@ export async function startMastodonFake(): Promise<MastodonFake> {
     oauth.post('/oauth/token', async (req, reply) => {
       const params = fields(req);
       record(req, params);
+      const fault = takeFault('token');
+      if (fault?.kind === 'answer')
+        return reply
+          .code(fault.status)
+          .headers(fault.headers ?? {})
+          .send(fault.body ?? { error: 'Fault' });
+      if (fault?.kind === 'endless') return endlessToken(reply, fault.bytes, fault.gzip);
       const grantType = text(params.grant_type);
       if (grantType === undefined) return missing(reply, 'grant_type');
       if (grantType !== 'authorization_code') return oauthError(reply, 400, 'unsupported_grant_type', OAUTH_ERRORS.unsupported_grant_type);
@@ -462,6 +478,7 @@ export async function startMastodonFake(): Promise<MastodonFake> {
       )
         return oauthError(reply, 400, 'invalid_grant', OAUTH_ERRORS.invalid_grant);
       held.used = true;
+      if (fault?.kind === 'longToken') account.token = 'a'.repeat(fault.length);
       issuedTo.set(account.token, registered.clientId);
       return reply
         .headers({ 'cache-control': 'no-store', pragma: 'no-cache' })
@@ -529,4 +546,19 @@ export async function startMastodonFake(): Promise<MastodonFake> {
 
 function escapeHtml(text: string): string {
   return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;').replaceAll("'", '&#39;');
+}
+
+/** `{"access_token":"aaaa…` of `bytes` bytes, produced as it is sent (never whole in memory), gzip-compressed when asked. */
+function endlessToken(reply: FastifyReply, bytes: number, gzip: boolean): FastifyReply {
+  const chunk = Buffer.alloc(64 * 1024, 'a');
+  function* body() {
+    yield Buffer.from('{"access_token":"');
+    for (let sent = 0; sent < bytes; sent += chunk.length) yield chunk;
+  }
+  const stream = gzip ? Readable.from(body()).pipe(createGzip()) : Readable.from(body());
+  // Herald stops reading at its limit: the cut connection is expected.
+  stream.on('error', () => undefined);
+  void reply.code(200).header('content-type', 'application/json').header('cache-control', 'no-store');
+  if (gzip) void reply.header('content-encoding', 'gzip');
+  return reply.send(stream);
 }

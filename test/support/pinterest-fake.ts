@@ -33,7 +33,7 @@ import {
  * What the documentation says (pinterest/api-description v5/openapi.json 5.23.0, c05b189):
  * - GET https://www.pinterest.com/oauth/?client_id&redirect_uri&response_type=code&scope=<comma-separated>&state,
  *   back to redirect_uri with `code` and `state` (developers.pinterest.com/docs/getting-started/authentication/);
- * - POST /v5/oauth/token: form body, client authenticated with `Authorization: Basic base64(app_id:secret)`;
+ * - POST /v5/oauth/token: form body, client authenticated with `Authorization: Basic base64(app_id:secret)` (compared byte for byte);
  *   grants authorization_code (code, redirect_uri required) and refresh_token (refresh_token; `scope`,
  *   `continuous_refresh` optional, ignored here); answers `{access_token, token_type (default bearer), expires_in,
  *   scope, response_type, refresh_token, refresh_token_expires_in, refresh_token_expires_at}`; a refresh answer
@@ -223,7 +223,8 @@ interface Code {
 
 export async function startPinterestFake(options: PinterestFakeOptions = {}): Promise<PinterestFake> {
   const clientId = options.clientId ?? String(1_400_000 + Math.floor(Math.random() * 100_000));
-  const clientSecret = options.clientSecret ?? randomBytes(20).toString('hex');
+  // With `-`, `_`, `.` and `~`, which a form-encoding client would send altered.
+  const clientSecret = options.clientSecret ?? `${randomBytes(20).toString('hex')}-_.~`;
   const oauthErrors = options.oauthErrors ?? false;
   const state = createFakeState<PinterestFaultTarget>(options.now);
   const { now, recorder, tokens } = state;

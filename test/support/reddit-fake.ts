@@ -34,7 +34,9 @@ import {
  * /work/shared/reference/platform-apis-x-linkedin-pinterest-reddit.md §5, whose sources are:
  * - reddit-archive/reddit wiki OAuth2 [RD1]: GET /api/v1/authorize?client_id&response_type=code&state
  *   &redirect_uri&duration=permanent|temporary&scope (back to redirect_uri with `state` and `code`, or
- *   `error=access_denied`); POST /api/v1/access_token with `Authorization: Basic base64(client_id:secret)`, form
+ *   `error=access_denied`); POST /api/v1/access_token with `Authorization: Basic base64(client_id:secret)` (the
+ *   wiki's example is `curl --user 'p-jcoLKBynTLew:gko_LXELoV07ZBNUXrvWZfzE3aI'`: compared byte for byte, as
+ *   registered; Reddit splits the decoded header at `:` without percent-decoding), form
  *   grant_type=authorization_code (code, redirect_uri) → `{access_token, token_type, expires_in, scope,
  *   refresh_token}` (a refresh token only with duration=permanent) and grant_type=refresh_token; POST
  *   /api/v1/revoke_token (token, token_type_hint);
@@ -63,7 +65,8 @@ import {
  * Choices of the fake (the sources are silent or unsure):
  * - the window is 10 minutes, aligned to the clock, `ratePerWindow` (100) API requests per client, counted on
  *   the oauth.reddit.com routes only; over it, or with a missing or generic User-Agent (`node`, `undici`,
- *   `node-fetch`, `axios`, `curl`, `python-requests`, `Go-http-client`, `got`), 429
+ *   `node-fetch`, `axios`, `curl`, `python-requests`, `Go-http-client`, `got`) or one not of the rules' form
+ *   `<platform>:<app ID>:<version> (by /u/<username>)`, 429
  *   `{message:'Too Many Requests', error:429}` (the User-Agent check covers the token and revoke endpoints too);
  * - the code lives 10 minutes and is single use; access tokens 3600 s; a refresh answer has no `refresh_token`
  *   unless `refreshAnswerCarriesToken` (then the same one): the refresh token stays valid, earlier access tokens
@@ -254,6 +257,8 @@ const UPLOAD_PATH = '/fake-s3';
 const BUCKET = 'reddit-uploaded-media';
 const BUCKET_URL = `https://${BUCKET}.s3-accelerate.amazonaws.com`;
 const GENERIC_AGENTS = /^(node|undici|node-fetch|axios|curl|python-requests|python-urllib|go-http-client|got)\b/i;
+/** Reddit's API rules [RD2]: `<platform>:<app ID>:<version string> (by /u/<reddit username>)`, e.g. `android:com.example.myredditapp:v1.2.3 (by /u/kemitche)`. */
+const RULED_AGENT = /^[^:\s]+:[^:\s]+:[^:\s]+ \(by \/u\/[A-Za-z0-9_-]{3,20}\)$/;
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad Request',
@@ -276,8 +281,9 @@ interface Code {
 }
 
 export async function startRedditFake(options: RedditFakeOptions = {}): Promise<RedditFake> {
-  const clientId = options.clientId ?? randomBytes(11).toString('base64url');
-  const clientSecret = options.clientSecret ?? randomBytes(22).toString('base64url');
+  // Shaped like the wiki's `p-jcoLKBynTLew:gko_LXELoV07ZBNUXrvWZfzE3aI`, with `.` and `~` too.
+  const clientId = options.clientId ?? `p-${randomBytes(9).toString('base64url')}_.~`;
+  const clientSecret = options.clientSecret ?? `gko_${randomBytes(20).toString('base64url')}-.~`;
   const maxImageBytes = options.maxImageBytes ?? 20 * MB;
   const maxVideoBytes = options.maxVideoBytes ?? 1024 * MB;
   const maxBytesOf = (mime: string) => (mime.startsWith('video/') ? maxVideoBytes : maxImageBytes);
@@ -393,7 +399,7 @@ export async function startRedditFake(options: RedditFakeOptions = {}): Promise<
         onReceive?.();
         const window = api ? count() : { headers: {}, over: false };
         const agent = req.headers['user-agent']?.trim() ?? '';
-        const generic = target !== 'upload' && (agent === '' || GENERIC_AGENTS.test(agent));
+        const generic = target !== 'upload' && (agent === '' || GENERIC_AGENTS.test(agent) || !RULED_AGENT.test(agent));
         return { headers: window.headers, refusal: generic || window.over ? { status: 429, body: redditError(429) } : null };
       },
       faultAnswer: (fault) => faultAnswer(target, fault),

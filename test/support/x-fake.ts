@@ -32,7 +32,8 @@ import {
  * - docs.x.com/resources/fundamentals/authentication/oauth-2-0/user-access-token: GET /i/oauth2/authorize
  *   (response_type=code, client_id, redirect_uri, scope, state, code_challenge, code_challenge_method),
  *   back to redirect_uri with `state` and `code` (or `error=access_denied`); POST /2/oauth2/token (form,
- *   confidential client: `Authorization: Basic base64(client_id:client_secret)`), grants
+ *   confidential client: `Authorization: Basic base64(client_id:client_secret)`, compared byte for byte
+ *   with the id and secret as registered, not form-encoded), grants
  *   authorization_code (code, redirect_uri, code_verifier) and refresh_token; POST /2/oauth2/revoke (token,
  *   token_type_hint) answers `{"revoked":true}`;
  * - docs.x.com/resources/fundamentals/authentication/oauth-2-0/authorization-code: the code is valid 30 s,
@@ -215,8 +216,9 @@ interface Code {
 type Limit = keyof typeof LIMITS;
 
 export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
-  const clientId = options.clientId ?? randomBytes(24).toString('base64url');
-  const clientSecret = options.clientSecret ?? randomBytes(36).toString('base64url');
+  // With `-`, `_`, `.` and `~`, which a form-encoding client would send as `%2D`, `%5F`, `.` and `~`.
+  const clientId = options.clientId ?? `${randomBytes(24).toString('base64url')}-_.~`;
+  const clientSecret = options.clientSecret ?? `${randomBytes(36).toString('base64url')}~._-`;
   const state = createFakeState<XFaultTarget>(options.now);
   const { now, recorder, tokens } = state;
 

@@ -35,7 +35,8 @@ export interface PlatformApps {
   youtube: { app: OAuthApp | undefined; baseUrl: string | undefined };
   /** The app's client key and secret (TikTok calls the client id its client key). */
   tiktok: { app: OAuthApp | undefined; baseUrl: string | undefined };
-  reddit: { app: OAuthApp | undefined; baseUrl: string | undefined };
+  /** `username`: the developer's Reddit account, named in every call's User-Agent (required with `app`). */
+  reddit: { app: OAuthApp | undefined; baseUrl: string | undefined; username: string | undefined };
 }
 
 /**
@@ -68,7 +69,7 @@ export function livePlatforms(
   const tiktok = tk.app === undefined ? undefined : tiktokOAuth(fetch, tk.baseUrl, tk.app);
   const { reddit: rd } = apps;
   // Reddit throttles generic user agents: its calls name the app.
-  const redditFetch = withUserAgent(fetch, rd.app?.clientId ?? 'unconfigured');
+  const redditFetch = withUserAgent(fetch, rd.app?.clientId ?? 'unconfigured', rd.username);
   const reddit =
     rd.app === undefined
       ? undefined

@@ -1,6 +1,6 @@
 import type { PublishHooks } from '../../domain/ports/publisher.js';
 import { failed, Halt } from './http-outcomes.js';
-import { OAuthRefusal, type OAuthClient, type OAuthTokens } from './oauth.js';
+import { OAuthClientRefused, OAuthRefusal, type OAuthClient, type OAuthTokens } from './oauth.js';
 import type { RestApi, RestCall, RestResult } from './rest-api.js';
 
 /** An access token this close to its end is refreshed before use. */
@@ -60,6 +60,8 @@ export class OAuthSession {
           return await oauth.refresh(current.refreshToken);
         } catch (error) {
           if (error instanceof OAuthRefusal) throw new Halt(failed('auth_expired', error.message, { credentialsRevoked: true }));
+          // The account's tokens may be fine: retried once the operator has fixed Herald's client id or secret.
+          if (error instanceof OAuthClientRefused) throw new Halt(failed('platform_error', error.message, { retryable: true }));
           throw new Halt(failed('platform_error', `${displayName} could not refresh the access token`, { retryable: true }));
         }
       })

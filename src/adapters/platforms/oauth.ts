@@ -2,6 +2,7 @@ import * as oauth from 'oauth4webapi';
 import type { ConnectedAccount } from '../../domain/ports/publisher.js';
 import { ConnectError } from '../../domain/ports/publisher.js';
 import type { ConsentStart, OAuthConsent, RegisteredApp } from '../../domain/ports/oauth.js';
+import { AnswerTooLargeError, formatBytes, readBoundedText } from '../net/bounded-body.js';
 import { networkMessage } from '../net/network-message.js';
 
 /** A platform's app on this server, from `HERALD_<PLATFORM>_CLIENT_ID` and `_CLIENT_SECRET`. */
@@ -46,6 +47,20 @@ export interface OAuthClient {
 /** The longest a call to a platform's token or revocation endpoint may take. */
 const TOKEN_CALL_TIMEOUT_MS = 30_000;
 
+/** The most of a token endpoint's answer Herald reads (after decompression): token answers are a few KiB. */
+const TOKEN_ANSWER_LIMIT_BYTES = 64 * 1024;
+
+/** The longest access or refresh token Herald keeps: real ones are at most a few KiB (JWTs included). */
+export const TOKEN_LIMIT_CHARACTERS = 8 * 1024;
+
+/** The platform refused Herald's own client id or secret (HTTP 401 with a `WWW-Authenticate` challenge): the operator must fix them. */
+export class OAuthClientRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'OAuthClientRefused';
+  }
+}
+
 /** The platform refused a refresh token (used, revoked, expired): the account needs a new consent. */
 export class OAuthRefusal extends Error {
   constructor(message: string) {
@@ -78,16 +93,27 @@ export function createOAuthClient(
     ...(platform.endpoints.revoke === undefined ? {} : { revocation_endpoint: onBase(platform.endpoints.revoke, options.baseUrl) }),
   };
   const client: oauth.Client = { client_id: app.clientId };
-  const auth = platform.clientAuth === 'basic' ? oauth.ClientSecretBasic(app.clientSecret) : oauth.ClientSecretPost(app.clientSecret);
+  const auth = platform.clientAuth === 'basic' ? plainBasic(app.clientSecret) : oauth.ClientSecretPost(app.clientSecret);
   // Plain http only where the operator or the SSRF guard allowed it (a fake, a proxy, a private instance).
-  const requestOptions = { [oauth.customFetch]: options.fetch, [oauth.allowInsecureRequests]: as.token_endpoint?.startsWith('http:') === true };
+  const requestOptions = {
+    [oauth.customFetch]: boundedAnswers(options.fetch),
+    [oauth.allowInsecureRequests]: as.token_endpoint?.startsWith('http:') === true,
+  };
   const bounded = () => ({ ...requestOptions, signal: AbortSignal.timeout(TOKEN_CALL_TIMEOUT_MS) });
 
-  const tokensOf = (response: oauth.TokenEndpointResponse): OAuthTokens => ({
-    accessToken: response.access_token,
-    refreshToken: response.refresh_token ?? null,
-    expiresAt: response.expires_in === undefined ? null : new Date(Date.now() + response.expires_in * 1000).toISOString(),
-  });
+  const tokensOf = (response: oauth.TokenEndpointResponse): OAuthTokens => {
+    for (const token of [response.access_token, response.refresh_token])
+      if (token !== undefined && token.length > TOKEN_LIMIT_CHARACTERS)
+        throw new ConnectError(
+          'bad_answer',
+          `${platform.displayName} answered a token longer than ${TOKEN_LIMIT_CHARACTERS} characters, which Herald does not keep`,
+        );
+    return {
+      accessToken: response.access_token,
+      refreshToken: response.refresh_token ?? null,
+      expiresAt: response.expires_in === undefined ? null : new Date(Date.now() + response.expires_in * 1000).toISOString(),
+    };
+  };
 
   const consent: OAuthConsent = {
     async begin(state, redirectUri): Promise<ConsentStart> {
@@ -137,12 +163,13 @@ export function createOAuthClient(
   return {
     consent,
     async refresh(refreshToken) {
-      const response = await oauth.refreshTokenGrantRequest(as, client, auth, refreshToken, bounded());
       try {
+        const response = await oauth.refreshTokenGrantRequest(as, client, auth, refreshToken, bounded());
         const refreshed = tokensOf(await oauth.processRefreshTokenResponse(as, client, response));
         // A platform that does not rotate refresh tokens answers without one: the old one still holds.
         return { ...refreshed, refreshToken: refreshed.refreshToken ?? refreshToken };
       } catch (error) {
+        if (error instanceof oauth.WWWAuthenticateChallengeError) throw new OAuthClientRefused(clientRefusedMessage(platform.displayName));
         if (error instanceof oauth.ResponseBodyError && error.status >= 400 && error.status < 500) {
           throw new OAuthRefusal(
             `${platform.displayName} refused the stored refresh token (${error.error}): connect the account again${platform.refusalHint ?? ''}`,
@@ -161,6 +188,9 @@ export function createOAuthClient(
 
 /** A failed exchange as a ConnectError whose message names the platform's error code, never a token. */
 function connectErrorOf(displayName: string, host: string, error: unknown): ConnectError {
+  if (error instanceof oauth.WWWAuthenticateChallengeError) return new ConnectError('client_refused', clientRefusedMessage(displayName));
+  if (error instanceof AnswerTooLargeError)
+    return new ConnectError('bad_answer', `${displayName} answered the code exchange with more than ${formatBytes(error.limitBytes)}`);
   if (error instanceof oauth.ResponseBodyError) {
     if (error.status >= 500) return new ConnectError('unreachable', `${displayName} answered ${error.status} to the code exchange`);
     return new ConnectError('invalid_credentials', `${displayName} refused the code exchange (${error.error})`);
@@ -181,4 +211,37 @@ function refusedWithoutOAuthError(error: unknown): string | null {
   if (!(error instanceof oauth.OperationProcessingError) || !(error.cause instanceof Response)) return null;
   const { status } = error.cause;
   return status === 400 || status === 401 ? `HTTP ${status}` : null;
+}
+
+function clientRefusedMessage(displayName: string): string {
+  return `${displayName} refused Herald's client id or secret: the operator must check them`;
+}
+
+/**
+ * HTTP Basic with the client id and secret exactly as registered, base64 of `id:secret` as `curl
+ * --user` sends it. oauth4webapi's ClientSecretBasic form-encodes them first (RFC 6749 §2.3.1),
+ * which Reddit and others compare as sent, so an id holding `-` or `_` would be refused.
+ */
+function plainBasic(clientSecret: string): oauth.ClientAuth {
+  return (_as, client, _body, headers) => {
+    headers.set('authorization', `Basic ${Buffer.from(`${client.client_id}:${clientSecret}`).toString('base64')}`);
+  };
+}
+
+/**
+ * The fetch oauth4webapi calls, with every answer's body read through the bounded reader (counted
+ * after decompression) and handed on whole: a hostile token endpoint's huge or gzip-bomb answer is
+ * cut at the limit instead of filling memory.
+ */
+function boundedAnswers(fetch: typeof globalThis.fetch): typeof globalThis.fetch {
+  return async (input, init) => {
+    const response = await fetch(input, init);
+    const text = await readBoundedText(response, TOKEN_ANSWER_LIMIT_BYTES);
+    const headers = new Headers(response.headers);
+    // The body is already decoded: its former length and encoding no longer describe it.
+    headers.delete('content-encoding');
+    headers.delete('content-length');
+    const empty = response.status === 204 || response.status === 205 || response.status === 304;
+    return new Response(empty ? null : text, { status: response.status, statusText: response.statusText, headers });
+  };
 }

@@ -78,6 +78,8 @@ export const CONFIGURATION = {
     HERALD_REDDIT_CLIENT_ID: { type: 'string' },
     HERALD_REDDIT_CLIENT_SECRET: { type: 'string' },
     HERALD_REDDIT_BASE_URL: { type: 'string', pattern: '^https?://[^/?#]+$' },
+    // Reddit's API rules: the user agent names the developer's Reddit account (3 to 20 letters, digits, - and _).
+    HERALD_REDDIT_USERNAME: { type: 'string', pattern: '^[A-Za-z0-9_-]{3,20}$' },
     // The Graph API version of Instagram and Facebook calls; Meta serves each for about two years.
     HERALD_META_GRAPH_VERSION: { type: 'string', pattern: '^v[0-9]+\\.[0-9]+$', default: 'v25.0' },
   },
@@ -206,9 +208,19 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
       pinterest: { app: oauthApp('PINTEREST', v.HERALD_PINTEREST_CLIENT_ID, v.HERALD_PINTEREST_CLIENT_SECRET), baseUrl: v.HERALD_PINTEREST_BASE_URL },
       youtube: { app: oauthApp('YOUTUBE', v.HERALD_YOUTUBE_CLIENT_ID, v.HERALD_YOUTUBE_CLIENT_SECRET), baseUrl: v.HERALD_YOUTUBE_BASE_URL },
       tiktok: { app: oauthApp('TIKTOK', v.HERALD_TIKTOK_CLIENT_ID, v.HERALD_TIKTOK_CLIENT_SECRET), baseUrl: v.HERALD_TIKTOK_BASE_URL },
-      reddit: { app: oauthApp('REDDIT', v.HERALD_REDDIT_CLIENT_ID, v.HERALD_REDDIT_CLIENT_SECRET), baseUrl: v.HERALD_REDDIT_BASE_URL },
+      reddit: redditApp(v),
     },
   };
+}
+
+/** Reddit's app, with the developer's Reddit username its API rules ask every user agent to name. */
+function redditApp(v: Variables): PlatformApps['reddit'] {
+  const app = oauthApp('REDDIT', v.HERALD_REDDIT_CLIENT_ID, v.HERALD_REDDIT_CLIENT_SECRET);
+  if (app !== undefined && v.HERALD_REDDIT_USERNAME === undefined)
+    throw new Error(
+      "HERALD_REDDIT_USERNAME must be set with HERALD_REDDIT_CLIENT_ID: Reddit's API rules ask every call's User-Agent to name the developer's Reddit account",
+    );
+  return { app, baseUrl: v.HERALD_REDDIT_BASE_URL, username: v.HERALD_REDDIT_USERNAME };
 }
 
 function oauthApp(platform: string, clientId: string | undefined, clientSecret: string | undefined): OAuthApp | undefined {

@@ -18,6 +18,7 @@ import * as connectionAccounts from './2026-11-28T0016-connection-accounts.js';
 import * as accountTurns from './2026-11-28T0017-account-turns.js';
 import * as refreshLeases from './2026-11-28T0018-refresh-leases.js';
 import * as consentLinks from './2026-11-28T0020-consent-links.js';
+import * as connectionErrorCodes from './2026-11-28T0021-connection-error-codes.js';
 
 /** Every migration by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-28T0017-account-turns': accountTurns,
   '2026-11-28T0018-refresh-leases': refreshLeases,
   '2026-11-28T0020-consent-links': consentLinks,
+  '2026-11-28T0021-connection-error-codes': connectionErrorCodes,
 };

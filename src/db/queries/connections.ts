@@ -54,7 +54,7 @@ export async function isPendingState(db: Kysely<Database>, stateHash: string): P
 export async function endConnection(
   db: Kysely<Database>,
   id: string,
-  values: Pick<Updateable<ConnectionsTable>, 'status' | 'account_id' | 'account_ids' | 'error'> & { ended_at: Date },
+  values: Pick<Updateable<ConnectionsTable>, 'status' | 'account_id' | 'account_ids' | 'error' | 'error_code'> & { ended_at: Date },
 ): Promise<ConnectionRow | undefined> {
   return db
     .updateTable('connections')

@@ -81,11 +81,12 @@ export interface ConnectedAccount<C> {
 /**
  * Why a connect failed: the platform refused the credentials (400), the SSRF guard refused the
  * address a name resolved to (400), the platform could not be reached (502), or it answered
- * something Herald cannot use: too large, or a profile of the wrong shape (502).
+ * something Herald cannot use: too large, or a profile of the wrong shape (502); or the platform
+ * refused Herald's own client id or secret at its token endpoint (the operator must fix them).
  */
 export class ConnectError extends Error {
   constructor(
-    readonly reason: 'invalid_credentials' | 'url_not_allowed' | 'unreachable' | 'bad_answer',
+    readonly reason: 'invalid_credentials' | 'url_not_allowed' | 'unreachable' | 'bad_answer' | 'client_refused',
     message: string,
   ) {
     super(message);

@@ -4,6 +4,23 @@ import { releaseRefreshLease, selectCredentialsLease, takeRefreshLease, updateCr
 import type { Database } from '../../db/schema.js';
 import type { CredentialVault } from '../ports/secrets.js';
 
+/** The most a platform's credentials may take as JSON (UTF-8): real ones are a few KiB; a hostile platform's must not bloat rows. */
+export const CREDENTIALS_LIMIT_BYTES = 32 * 1024;
+
+/** The platform's credentials are larger than Herald stores. */
+export class CredentialsTooLargeError extends Error {
+  constructor() {
+    super(`The platform answered credentials larger than ${CREDENTIALS_LIMIT_BYTES / 1024} KiB, which Herald does not store`);
+    this.name = 'CredentialsTooLargeError';
+  }
+}
+
+/** The credentials sealed for storage; throws CredentialsTooLargeError past the limit. */
+export function sealCredentials(vault: CredentialVault, credentials: unknown): string {
+  if (Buffer.byteLength(JSON.stringify(credentials) ?? '', 'utf8') > CREDENTIALS_LIMIT_BYTES) throw new CredentialsTooLargeError();
+  return vault.seal(credentials as object);
+}
+
 /** The credentials cannot be refreshed here: the account was disconnected meanwhile. */
 export class CredentialsGoneError extends Error {
   constructor() {
@@ -72,14 +89,16 @@ export async function refreshCredentials<C>(
       return { credentials: deps.vault.open<C>(taken.credentials), version: taken.credentials_version };
     }
     let next: C;
+    let sealed: string;
     try {
       next = await refresh(deps.vault.open<C>(taken.credentials));
+      sealed = sealCredentials(deps.vault, next);
     } catch (error) {
       await releaseRefreshLease(deps.db, accountId, leaseId);
       throw error;
     }
     const endsAt = endOf?.(next) ?? undefined;
-    if (await updateCredentialsIfVersion(deps.db, accountId, seenVersion, leaseId, deps.vault.seal(next as object), endsAt)) {
+    if (await updateCredentialsIfVersion(deps.db, accountId, seenVersion, leaseId, sealed, endsAt)) {
       return { credentials: next, version: seenVersion + 1 };
     }
     // Reconnected or disconnected meanwhile (or the lease outlived by a holder slower than it): what is stored now wins.

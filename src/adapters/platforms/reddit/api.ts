@@ -21,10 +21,11 @@ export const REDDIT_SCOPES = ['identity', 'submit', 'read', 'flair', 'history'] 
 
 /**
  * Reddit throttles generic user agents: every call names Herald and the app, as its API rules ask
- * (`<platform>:<app id>:<version>`).
+ * (`<platform>:<app ID>:<version string> (by /u/<reddit username>)`, the developer's account).
  */
-export function withUserAgent(fetch: typeof globalThis.fetch, clientId: string): typeof globalThis.fetch {
-  const agent = `server:herald-${clientId}:1.0 (self-hosted Herald)`;
+export function withUserAgent(fetch: typeof globalThis.fetch, clientId: string, username: string | undefined): typeof globalThis.fetch {
+  // Without a configured app no account can be connected, so no call names a developer.
+  const agent = `server:herald-${clientId}:1.0${username === undefined ? '' : ` (by /u/${username})`}`;
   return (input, init) => {
     const headers = new Headers(init?.headers);
     headers.set('user-agent', agent);
