@@ -23,3 +23,29 @@ describe('requests are held to the spec', () => {
     expect(patched.body.postType).toBe('thread');
   });
 });
+
+describe('webhook event types', () => {
+  it('lets one endpoint subscribe to every event type the spec lists', async () => {
+    const u = await userWithKey(api.db);
+    const eventTypes: Schemas['WebhookEventType'][] = [
+      'post.published',
+      'post.partial',
+      'post.failed',
+      'target.published',
+      'target.failed',
+      'target.unknown',
+      'account.needs_reconnect',
+      'account.expiring',
+      'account.connected',
+      'ping',
+    ];
+    const res = await api.request<Schemas['Webhook']>({
+      method: 'POST',
+      url: '/api/v1/webhooks',
+      key: u.key,
+      body: { url: 'https://example.org/hook', eventTypes },
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.eventTypes).toEqual(eventTypes);
+  });
+});
