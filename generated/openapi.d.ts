@@ -1950,7 +1950,10 @@ export interface components {
          * @enum {string}
          */
         WebhookEventType: "post.published" | "post.partial" | "post.failed" | "target.published" | "target.failed" | "target.unknown" | "account.needs_reconnect" | "account.expiring" | "account.connected" | "ping";
-        /** @description The event types to send to the endpoint. `ping` is always sent by `testWebhook`, whether listed or not. */
+        /**
+         * @description The event types to send to the endpoint, any number of them up to every type (each at most
+         *     once). `ping` is always sent by `testWebhook`, whether listed or not.
+         */
         WebhookEventTypes: components["schemas"]["WebhookEventType"][];
         /**
          * @description Where events are sent with `POST`; `https` on a public address.

@@ -5,14 +5,14 @@ import type { FastifySchemaCompiler } from 'fastify';
 /** OpenAPI annotations that are not JSON Schema keywords; strict Ajv would refuse the schema otherwise. */
 const OPENAPI_KEYWORDS = ['example', 'xml', 'externalDocs', 'discriminator'];
 
-function createAjv(coerceTypes: Options['coerceTypes']): Ajv {
+function createAjv(coerceTypes: Options['coerceTypes'], useDefaults = true): Ajv {
   const ajv = new Ajv({
     coerceTypes,
     // Unknown fields are refused, never silently dropped (a typo must not change what is saved).
     removeAdditional: false,
     allErrors: true,
     verbose: true,
-    useDefaults: true,
+    useDefaults,
     strict: true,
     allowUnionTypes: true,
   });
@@ -26,10 +26,31 @@ function createAjv(coerceTypes: Options['coerceTypes']): Ajv {
  * so only they are coerced (`limit=5` is the integer 5).
  */
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
-  const bodyAjv = createAjv(false);
+  const bodyAjv = createAjv(false, false);
+  const defaultsAjv = createAjv(false);
   const textAjv = createAjv('array');
-  return ({ schema, httpPart }) =>
-    onFirstUse(() => (httpPart === 'body' ? bodyAjv.compile(schema as object) : plainNumbersOnly(textAjv.compile(schema as object))));
+  return ({ schema, httpPart, method }) =>
+    onFirstUse(() => {
+      if (httpPart !== 'body') return plainNumbersOnly(textAjv.compile(schema as object));
+      // In a PATCH a field left out keeps its value: a default would overwrite it.
+      if (method === 'PATCH') return bodyAjv.compile(schema as object);
+      return checkedThenDefaulted(bodyAjv.compile(schema as object), defaultsAjv.compile(schema as object));
+    });
+}
+
+/**
+ * The body as the client sent it is checked, and only then are defaults filled in: filled first,
+ * a default would meet a constraint the client did not (`{}` against `minProperties: 1`).
+ */
+function checkedThenDefaulted(check: ValidateFunction, fill: ValidateFunction): ValidateFunction {
+  const validate = ((data: unknown) => {
+    const valid = check(data);
+    validate.errors = check.errors;
+    if (valid) fill(data);
+    return valid;
+  }) as ValidateFunction;
+  validate.schema = check.schema;
+  return validate;
 }
 
 /**

@@ -146,8 +146,7 @@ describe('POST /api/v1/accounts without HERALD_ALLOW_PRIVATE_NETWORK', () => {
       expect(await connect(`https://localhost:${port}`)).toMatchObject({
         status: 400,
         body: {
-          error:
-            'URL not allowed: localhost resolves to a loopback address; only public addresses are allowed (set HERALD_ALLOW_PRIVATE_NETWORK=true for a private network)',
+          error: 'URL not allowed: localhost is not allowed; only public addresses are allowed (set HERALD_ALLOW_PRIVATE_NETWORK=true for a private network)',
         },
       });
       expect(seen).toEqual([]);

@@ -93,8 +93,8 @@ function guardedLookup(allowPrivateNetwork: boolean): LookupFunction {
       for (const { address } of addresses) {
         const kind = refusedKind(address, allowPrivateNetwork);
         if (kind !== null) {
-          // The address itself is not named: it would tell a tenant what internal names resolve to.
-          return callback(new UrlNotAllowedError(`${hostname} resolves to ${kind}; ${addressRule(allowPrivateNetwork)}`), '', 0);
+          // Neither the address nor its range is named: either would tell a tenant what internal names resolve to.
+          return callback(new UrlNotAllowedError(`${hostname} is not allowed; ${addressRule(allowPrivateNetwork)}`), '', 0);
         }
       }
       const first = addresses[0];
