@@ -2188,7 +2188,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description A query parameter is not an integer or is out of range. */
+        /** @description A query parameter is not an integer or is out of range, or is not one the operation takes (`unrecognized_keys`). */
         InvalidQuery: {
             headers: {
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -2539,6 +2539,7 @@ export interface operations {
                     "application/json": components["schemas"]["PostDetail"];
                 };
             };
+            400: components["responses"]["InvalidQuery"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["PostNotFound"];
             429: components["responses"]["RateLimited"];
@@ -2772,6 +2773,7 @@ export interface operations {
                     "application/json": components["schemas"]["AccountList"];
                 };
             };
+            400: components["responses"]["InvalidQuery"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -2877,6 +2879,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeleteResult"];
                 };
             };
+            400: components["responses"]["InvalidQuery"];
             401: components["responses"]["Unauthorized"];
             /** @description The account is an organization's, and the caller is a member of it but not an owner; nothing changed. */
             403: {
@@ -2981,6 +2984,7 @@ export interface operations {
                     "application/json": components["schemas"]["Connection"];
                 };
             };
+            400: components["responses"]["InvalidQuery"];
             401: components["responses"]["Unauthorized"];
             /** @description No connection with this id was started by the caller. */
             404: {
@@ -3235,6 +3239,7 @@ export interface operations {
                     "application/json": components["schemas"]["PlatformList"];
                 };
             };
+            400: components["responses"]["InvalidQuery"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -3342,6 +3347,7 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
+            400: components["responses"]["InvalidQuery"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["WebhookNotFound"];
             429: components["responses"]["RateLimited"];
@@ -3373,6 +3379,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeleteResult"];
                 };
             };
+            400: components["responses"]["InvalidQuery"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["WebhookNotFound"];
             429: components["responses"]["RateLimited"];
@@ -3495,6 +3502,7 @@ export interface operations {
                     "application/json": components["schemas"]["PingEvent"];
                 };
             };
+            400: components["responses"]["InvalidQuery"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["WebhookNotFound"];
             409: components["responses"]["IdempotencyInProgress"];

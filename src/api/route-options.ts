@@ -19,6 +19,7 @@ type Hooks = RouteOptions['onRequest'];
  * - a multipart body is read and checked by its operation while it streams, so it has no schema here;
  * - glue runs security as a preHandler, after validation; moving it to onRequest means a caller
  *   without a valid key learns nothing about the schema (401 before 400);
+ * - an API operation's query takes only the parameters its spec lists;
  * - header parameters are named in lower case, as Node hands headers over: with a validator
  *   compiler of its own, Fastify leaves the spec's `Idempotency-Key` as it is, and it would never match.
  */
@@ -32,6 +33,15 @@ export function adjustGlueRoutes(app: FastifyInstance): void {
       else delete route.schema.body;
       route.config = { ...route.config, acceptedContentTypes: types };
       route.preValidation = [requireContentType(types), ...asList(route.preValidation)] as RouteOptions['preValidation'];
+    }
+    // An unknown query parameter of the API is refused as an unknown body field is (a misspelt
+    // `limit` would otherwise be ignored in silence). Public pages keep taking what others add to
+    // their URLs: platforms' extra parameters on the consent callback, a CDN's on media URLs.
+    if (route.url.startsWith('/api/')) {
+      route.schema = {
+        ...route.schema,
+        querystring: { type: 'object', properties: {}, ...(route.schema?.querystring as object | undefined), additionalProperties: false },
+      };
     }
     const headers = route.schema?.headers as { properties?: Record<string, unknown>; required?: string[] } | undefined;
     if (headers?.properties) {

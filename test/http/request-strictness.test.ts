@@ -24,6 +24,25 @@ describe('requests are held to the spec', () => {
   });
 });
 
+describe('query parameters', () => {
+  it('refuses a query parameter an API operation does not take, naming it, and leaves the public pages tolerant', async () => {
+    const u = await userWithKey(api.db);
+    for (const url of ['/api/v1/posts?limt=10', '/api/v1/accounts?limt=10', '/api/v1/platforms?limt=10']) {
+      const res = await api.request<InvalidRequest>({ method: 'GET', url, key: u.key });
+      expect({ url, status: res.status, code: res.body.code, details: res.body.details }).toEqual({
+        url,
+        status: 400,
+        code: 'invalid_request',
+        details: [{ code: 'unrecognized_keys', expected: 'never', received: 'limt', path: ['limt'], message: "Unrecognized key: 'limt'" }],
+      });
+    }
+    const listed = await api.request({ method: 'GET', url: '/api/v1/posts?limit=10', key: u.key });
+    expect(listed.status).toBe(200);
+    // Not the API: others add parameters to these URLs (a platform to the consent callback, a CDN to media).
+    expect((await api.request({ method: 'GET', url: '/health/live?probe=1' })).status).toBe(200);
+  });
+});
+
 describe('webhook event types', () => {
   it('lets one endpoint subscribe to every event type the spec lists', async () => {
     const u = await userWithKey(api.db);
