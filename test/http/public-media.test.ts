@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { publicMediaUrl } from '../../src/domain/media/public-media.js';
 import { useTestApi, type Schemas } from '../support/api.js';
 import { userWithKey } from '../support/fixtures.js';
@@ -34,6 +34,23 @@ async function get(url: string, headers: Record<string, string> = {}) {
 }
 
 describe('GET /media/{id} by a signed URL', () => {
+  it('answers HEAD with the same headers as GET without opening the file', async () => {
+    const id = await uploaded();
+    const url = signed(id);
+    const storage = api.publishing.serviceDeps.storage;
+    const open = vi.spyOn(storage, 'open');
+    try {
+      const head = await api.app.inject({ method: 'HEAD', url: pathOf(url) });
+      expect(head.statusCode).toBe(200);
+      expect(head.headers['content-type']).toBe('image/png');
+      expect(Number(head.headers['content-length'])).toBe(png.length);
+      expect(head.headers['accept-ranges']).toBe('bytes');
+      expect(open).not.toHaveBeenCalled();
+    } finally {
+      open.mockRestore();
+    }
+  });
+
   it('answers the whole file with its exact type and length, byte ranges as 206, and no key needed', async () => {
     const id = await uploaded();
     const url = signed(id);

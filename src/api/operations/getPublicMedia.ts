@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import parseRange from 'range-parser';
 import type { OperationHandler } from '../contract/handler-types.js';
 import { DomainError } from '../../domain/errors.js';
@@ -18,8 +19,14 @@ export function getPublicMediaHandler(ctx: OperationContext): OperationHandler<'
     }
     // No Range, a malformed one (-2), a unit other than bytes, or several ranges: the whole file (RFC 9110 §14.2).
     const range = ranges !== undefined && ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1 ? ranges[0] : undefined;
-    const stream = await file.open(range);
     reply.type(file.mime);
+    // HEAD answers from the stored size and type: opening the file would read it (S3: a GetObject).
+    // An empty stream keeps the Content-Length set here (an absent body would make Fastify send 0).
+    if (req.method === 'HEAD') {
+      if (range !== undefined) reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${file.bytes}`);
+      return reply.header('content-length', range === undefined ? file.bytes : range.end - range.start + 1).send(Readable.from([]));
+    }
+    const stream = await file.open(range);
     if (range === undefined) return reply.header('content-length', file.bytes).send(stream);
     return reply
       .code(206)
