@@ -1,10 +1,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { buildApp } from '../../src/api/app.js';
 import { SPEC_PATH } from '../../src/api/contract/specification.js';
 import { injectChecked, useTestApi } from '../support/api.js';
+import { expectMatchesSpec } from '../support/contract.js';
 
 const api = useTestApi();
 
@@ -48,6 +50,34 @@ describe('the reference, served by the service without a key', () => {
       } finally {
         await app.close();
       }
+    }
+  });
+
+  it('serves the reference page and the spec compressed to a client that accepts it, the same bytes once unpacked', async () => {
+    const html = join(api.media.root, 'compressed.html');
+    writeFileSync(html, `<!DOCTYPE html><html><body>${'Herald API '.repeat(20_000)}</body></html>`);
+    const app = await buildApp({ context: api.state, referenceHtmlPath: html });
+    try {
+      for (const url of ['/docs', '/openapi.yaml', '/openapi.json']) {
+        const plain = await app.inject({ method: 'GET', url });
+        expect(plain.headers['content-encoding'], url).toBeUndefined();
+        expect(plain.headers.vary, url).toContain('Accept-Encoding');
+        for (const [accept, encoding, unpack] of [
+          ['gzip, deflate, br', 'br', brotliDecompressSync],
+          ['gzip', 'gzip', gunzipSync],
+          ['br;q=0, gzip', 'gzip', gunzipSync],
+        ] as const) {
+          const res = await app.inject({ method: 'GET', url, headers: { 'accept-encoding': accept } });
+          expect([url, accept, res.statusCode, res.headers['content-encoding']]).toEqual([url, accept, 200, encoding]);
+          expect(res.rawPayload.length, `${url} ${accept}`).toBeLessThan(plain.rawPayload.length / 3);
+          const text = unpack(res.rawPayload).toString('utf8');
+          expect(text, `${url} ${accept}`).toBe(plain.body);
+          const isJson = String(res.headers['content-type']).startsWith('application/json');
+          expectMatchesSpec({ method: 'GET', url, status: res.statusCode, headers: res.headers, body: isJson ? JSON.parse(text) : text });
+        }
+      }
+    } finally {
+      await app.close();
     }
   });
 });
