@@ -674,6 +674,8 @@ export interface paths {
         /**
          * Get this API's OpenAPI document as JSON
          * @description The OpenAPI document the service's routes and validation are built from, as JSON. No key needed.
+         *     Compressed (`Content-Encoding: br`, else `gzip`) for a client whose `Accept-Encoding`
+         *     takes it; `Vary: Accept-Encoding`.
          */
         get: operations["getOpenApiJson"];
         put?: never;
@@ -694,6 +696,8 @@ export interface paths {
         /**
          * Get this API's OpenAPI document as YAML
          * @description The same document as `/openapi.json`, in the YAML it is written in. No key needed.
+         *     Compressed (`Content-Encoding: br`, else `gzip`) for a client whose `Accept-Encoding`
+         *     takes it; `Vary: Accept-Encoding`.
          */
         get: operations["getOpenApiYaml"];
         put?: never;
@@ -715,6 +719,8 @@ export interface paths {
          * Read the API reference
          * @description This reference as one self-contained HTML page (it needs no network). It is built from
          *     this document by `npm run docs`; a server started without building it answers 404.
+         *     Compressed (`Content-Encoding: br`, else `gzip`) for a client whose `Accept-Encoding`
+         *     takes it; `Vary: Accept-Encoding`.
          */
         get: operations["getApiReference"];
         put?: never;
