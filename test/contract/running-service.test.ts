@@ -175,6 +175,9 @@ describe('the running service honours its contract', { timeout: 120_000 }, () =>
     expect((await fetchChecked(baseUrl, 'GET', '/robots.txt')).body).toBe('User-agent: *\nAllow: /media/\nDisallow: /\n');
     // The page `npm run build` made beside the binary (this run's setup built both).
     expect((await fetchChecked(baseUrl, 'GET', '/docs')).status).toBe(200);
+    // The root, where a person first looks, points to that page rather than answering 404.
+    const root = await fetchChecked(baseUrl, 'GET', '/');
+    expect([root.status, root.headers.location]).toEqual([302, '/docs']);
     // A platform pulling the photo by the signed URL a publisher would give it.
     const signer = createUrlSigner(Buffer.from(env.HERALD_SECRET_KEY ?? '', 'base64'));
     const photoUrl = new URL(publicMediaUrl({ baseUrl, signer }, ids.photo ?? '', new Date(Date.now() + 3_600_000)));
