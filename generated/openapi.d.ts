@@ -1799,12 +1799,18 @@ export interface components {
             /** @description Platform id, as in the account listing (e.g. x, instagram). */
             id: string;
             /**
-             * @description How a live account of this platform connects: `oauth` through its consent page
+             * @description How a live account of this platform connects first (`connectWith` lists every way): `oauth` through its consent page
              *     (`startConnection`), `credentials` pasted into `connectAccount` (Bluesky, Mastodon), or
              *     `sandbox` when Herald does not publish to it for real yet (sandbox accounts only).
              * @enum {string}
              */
             connect: "oauth" | "credentials" | "sandbox";
+            /**
+             * @description Every way a live account of this platform connects, `connect` first: Mastodon takes
+             *     an access token pasted into `connectAccount` (`credentials`) or its instance's consent
+             *     page through `startConnection` (`oauth`).
+             */
+            connectWith: ("oauth" | "credentials" | "sandbox")[];
             /**
              * @description Whether this server can connect live accounts of the platform: always for
              *     `credentials`, never for `sandbox`, and for `oauth` when the operator has set the

@@ -48,7 +48,12 @@ describe('GET /api/v1/platforms', () => {
       bluesky: ['credentials', true],
       mastodon: ['credentials', true],
     };
-    const expected = platformRules.map((rules) => ({ ...rules, connect: connects[rules.id]?.[0] ?? 'sandbox', configured: connects[rules.id]?.[1] ?? false }));
+    // Mastodon's instances each have a consent page: it connects that way too.
+    const connectWith: Record<string, string[]> = { mastodon: ['credentials', 'oauth'] };
+    const expected = platformRules.map((rules) => {
+      const connect = connects[rules.id]?.[0] ?? 'sandbox';
+      return { ...rules, connect, connectWith: connectWith[rules.id] ?? [connect], configured: connects[rules.id]?.[1] ?? false };
+    });
     expect(res.body).toEqual({ data: JSON.parse(JSON.stringify(expected)) as unknown });
     expect((await api.request({ method: 'GET', url: '/api/v1/platforms' })).status).toBe(401);
   });

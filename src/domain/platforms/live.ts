@@ -104,12 +104,17 @@ export function displayNameOf(platform: string): string {
 
 /**
  * Every platform's rules with how its live accounts connect here: `oauth` or `credentials` from
- * the descriptors (`sandbox` for the rest), configured when this server can connect them.
+ * the descriptors (`sandbox` for the rest), every way they connect, and whether this server can.
  */
-export function platformCatalogue(configuredApps: Readonly<Partial<Record<string, unknown>>>): Platform[] {
+export function platformCatalogue(
+  configuredApps: Readonly<Partial<Record<string, unknown>>>,
+  /** Platforms whose instances each have a consent page of their own (Mastodon): they connect that way too. */
+  instanceConsents: Readonly<Partial<Record<string, unknown>>>,
+): Platform[] {
   return platformRules.map((rules) => {
     const connect = livePlatform(rules.id)?.connects ?? 'sandbox';
-    return { ...rules, connect, configured: connect === 'credentials' || (connect === 'oauth' && configuredApps[rules.id] !== undefined) };
+    const connectWith: Platform['connectWith'] = connect !== 'oauth' && instanceConsents[rules.id] !== undefined ? [connect, 'oauth'] : [connect];
+    return { ...rules, connect, connectWith, configured: connect === 'credentials' || (connect === 'oauth' && configuredApps[rules.id] !== undefined) };
   });
 }
 

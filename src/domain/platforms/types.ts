@@ -27,7 +27,7 @@ export type PostTypeRules = Schemas['PlatformPostType'];
 export type ThreadRules = Schemas['PlatformThreadRules'];
 export type FieldType = Schemas['PlatformFieldType'];
 /** A platform's rules as its table file states them; how it connects comes from the live descriptors and the server's configuration. */
-export type PlatformRules = Omit<Schemas['Platform'], 'connect' | 'configured'>;
+export type PlatformRules = Omit<Schemas['Platform'], 'connect' | 'connectWith' | 'configured'>;
 
 /** Media facts the engine needs (from the stored, probed media asset). */
 export interface MediaFacts {
