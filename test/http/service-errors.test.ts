@@ -13,7 +13,7 @@ const api = useTestApi();
 describe('responses outside the operations', () => {
   it('answers an unknown route with 404 in the error shape', async () => {
     for (const [method, url] of [
-      ['GET', '/'],
+      ['GET', '/nothing-here'],
       ['GET', '/api/v2/posts'],
       ['PUT', '/api/v1/posts'],
       ['GET', '/api/v1/posts/abc/extra'],
