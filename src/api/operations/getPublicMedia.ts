@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import parseRange from 'range-parser';
 import type { OperationHandler } from '../contract/handler-types.js';
 import { DomainError } from '../../domain/errors.js';
@@ -18,7 +19,9 @@ export function getPublicMediaHandler(ctx: OperationContext): OperationHandler<'
     }
     // No Range, a malformed one (-2), a unit other than bytes, or several ranges: the whole file (RFC 9110 §14.2).
     const range = ranges !== undefined && ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1 ? ranges[0] : undefined;
-    const stream = await file.open(range);
+    // HEAD answers GET's headers from the medium's row alone: the stored file is never opened. An empty
+    // stream rather than no payload, because Fastify's HEAD route sets Content-Length 0 for no payload.
+    const stream = req.method === 'HEAD' ? Readable.from([]) : await file.open(range);
     reply.type(file.mime);
     if (range === undefined) return reply.header('content-length', file.bytes).send(stream);
     return reply
