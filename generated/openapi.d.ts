@@ -579,7 +579,11 @@ export interface paths {
          *     the file itself, with its exact `Content-Type` and `Content-Length`; a single byte range
          *     (`Range: bytes=0-1023`, `bytes=1024-`, `bytes=-512`) is answered `206` with
          *     `Content-Range`, a range past the end `416`; several ranges at once are answered with
-         *     the whole file. `HEAD` answers the same headers without the body. Never a redirect.
+         *     the whole file. `HEAD` (with or without `Range`) answers the same status and headers
+         *     (`Content-Type`, `Content-Length`, `Accept-Ranges`, `Content-Range`) without the body,
+         *     from Herald's record of the medium: the stored file is not read. Never a redirect.
+         *     A reader that takes no bytes for 30 seconds has its connection closed, the answer cut
+         *     short of its `Content-Length` (resume it with a `Range` request).
          *     A URL whose signature does not hold, that has expired, or whose medium was deleted is
          *     `404 Media not found`, whichever it is. Not rate limited: the URLs are unguessable,
          *     and a platform may fetch from many addresses at once.

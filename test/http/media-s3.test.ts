@@ -103,6 +103,18 @@ describe('media in an S3 bucket', () => {
 
     const whole = await readPublic(onS3, id);
     expect([whole.raw.statusCode, whole.raw.headers['content-type'], whole.raw.rawPayload.equals(files.png64)]).toEqual([200, 'image/png', true]);
+    // HEAD is answered from the medium's row: the bucket is not asked for the object at all.
+    const objectRequests = () => faults.requests.filter((r) => r.path.endsWith(`/${objectKey(u, id)}`)).length;
+    const before = objectRequests();
+    const url = new URL(publicMediaUrl(api.publishing.serviceDeps.publicMedia, id, new Date(Date.now() + 3_600_000)));
+    const head = await onS3.app.inject({ method: 'HEAD', url: `${url.pathname}${url.search}` });
+    expect([head.statusCode, head.headers['content-type'], Number(head.headers['content-length']), head.rawPayload.length]).toEqual([
+      200,
+      'image/png',
+      files.png64.length,
+      0,
+    ]);
+    expect(objectRequests()).toBe(before);
     const range = await readPublic(onS3, id, { range: 'bytes=8-23' });
     expect([range.raw.statusCode, range.raw.headers['content-range']]).toEqual([206, `bytes 8-23/${files.png64.length}`]);
     expect(range.raw.rawPayload.equals(files.png64.subarray(8, 24))).toBe(true);

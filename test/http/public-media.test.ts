@@ -94,6 +94,34 @@ describe('GET /media/{id} by a signed URL', () => {
     expect(head.rawPayload.length).toBe(0);
   });
 
+  it('answers HEAD with the headers GET would give, and no body, without opening the stored file', async () => {
+    const id = await uploaded();
+    const url = pathOf(signed(id));
+    const opened = vi.spyOn(api.media.storage, 'open');
+    try {
+      const head = await api.app.inject({ method: 'HEAD', url });
+      expect([head.statusCode, head.headers['content-type'], head.headers['accept-ranges'], head.headers['cache-control']]).toEqual([
+        200,
+        'image/png',
+        'bytes',
+        'private, no-transform',
+      ]);
+      expect(Number(head.headers['content-length'])).toBe(png.length);
+      expect(head.rawPayload.length).toBe(0);
+
+      const ranged = await api.app.inject({ method: 'HEAD', url, headers: { range: 'bytes=0-9' } });
+      expect([ranged.statusCode, ranged.headers['content-range'], Number(ranged.headers['content-length'])]).toEqual([206, `bytes 0-9/${png.length}`, 10]);
+      expect(ranged.rawPayload.length).toBe(0);
+      expect(opened).not.toHaveBeenCalled();
+
+      // GET through the same spy: it does see the store being read.
+      expect((await api.app.inject({ method: 'GET', url })).rawPayload.equals(png)).toBe(true);
+      expect(opened).toHaveBeenCalledTimes(1);
+    } finally {
+      opened.mockRestore();
+    }
+  });
+
   it('answers 404 Media not found for an expired URL, a changed expiry, another id, a bad signature or a deleted medium', async () => {
     const id = await uploaded();
     const other = await uploaded();

@@ -59,6 +59,11 @@ export class LocalDiskStorage implements MediaStorage {
     return createReadStream(path, range);
   }
 
+  /** A file descriptor per reader: no pool to share, so the same as `open`. */
+  openPublic(key: string, range?: ByteRange): Promise<Readable> {
+    return this.open(key, range);
+  }
+
   async removeStagedBefore(cutoff: Date): Promise<number> {
     let removed = 0;
     for (const name of await namesIn(this.#staging)) {

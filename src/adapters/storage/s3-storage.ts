@@ -11,6 +11,9 @@ import type { S3Location } from './s3-location.js';
 /** S3's least part is 5 MiB; 8 MiB keeps a 512 MiB upload at 64 parts. */
 const PART_BYTES = 8 * 1024 * 1024;
 
+/** Connections to the store that public media reads may hold at once (uploads and publishing have their own). */
+const PUBLIC_READ_SOCKETS = 16;
+
 export interface S3StorageOptions {
   location: S3Location;
   /** The local folder whose `staging/` receives uploads, which are probed from disk before they are committed. */
@@ -20,6 +23,8 @@ export interface S3StorageOptions {
    * AWS_REGION, AWS_ACCESS_KEY_ID, …): forcePathStyle, or, in tests, the endpoint and credentials.
    */
   client?: S3ClientConfig;
+  /** How many connections public media reads may hold at once; PUBLIC_READ_SOCKETS unless given (tests). */
+  publicReadSockets?: number;
 }
 
 /** What the store holds under a key: its size, and the SHA-256 Herald declared when it put it there (null: none declared). */
@@ -36,11 +41,13 @@ export interface StoredObject {
  */
 export class S3Storage implements MediaStorage {
   readonly #client: S3Client;
+  /** Public media reads only: its own pool of sockets, so slow readers cannot take the uploads' ones. */
+  readonly #publicReads: S3Client;
   readonly #location: S3Location;
   readonly #staging: LocalDiskStorage;
 
-  private constructor({ location, stagingRoot, client = {} }: S3StorageOptions) {
-    this.#client = new S3Client({
+  private constructor({ location, stagingRoot, client = {}, publicReadSockets = PUBLIC_READ_SOCKETS }: S3StorageOptions) {
+    const config: S3ClientConfig = {
       // Newer SDKs send bodies aws-chunked with trailing checksums by default, which many self-hosted stores cannot read.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
@@ -48,6 +55,19 @@ export class S3Storage implements MediaStorage {
       maxAttempts: 3,
       requestHandler: { connectionTimeout: 3_000, socketTimeout: 30_000, requestTimeout: 240_000, throwOnRequestTimeout: true },
       ...client,
+    };
+    this.#client = new S3Client(config);
+    const pool = { keepAlive: true, maxSockets: publicReadSockets };
+    this.#publicReads = new S3Client({
+      ...config,
+      requestHandler: {
+        connectionTimeout: 3_000,
+        socketTimeout: 30_000,
+        requestTimeout: 240_000,
+        throwOnRequestTimeout: true,
+        httpAgent: pool,
+        httpsAgent: pool,
+      },
     });
     this.#location = location;
     this.#staging = new LocalDiskStorage(stagingRoot);
@@ -126,11 +146,19 @@ export class S3Storage implements MediaStorage {
     }
   }
 
-  async open(key: string, range?: ByteRange): Promise<Readable> {
+  open(key: string, range?: ByteRange): Promise<Readable> {
+    return this.#read(this.#client, key, range);
+  }
+
+  openPublic(key: string, range?: ByteRange): Promise<Readable> {
+    return this.#read(this.#publicReads, key, range);
+  }
+
+  async #read(client: S3Client, key: string, range: ByteRange | undefined): Promise<Readable> {
     const objectKey = this.#objectKey(key);
     let body: unknown;
     try {
-      const answer = await this.#client.send(
+      const answer = await client.send(
         new GetObjectCommand({ Bucket: this.#location.bucket, Key: objectKey, Range: range === undefined ? undefined : `bytes=${range.start}-${range.end}` }),
       );
       body = answer.Body;

@@ -1,4 +1,6 @@
-import { Readable } from 'node:stream';
+import type { ServerResponse } from 'node:http';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream';
 import parseRange from 'range-parser';
 import type { OperationHandler } from '../contract/handler-types.js';
 import { DomainError } from '../../domain/errors.js';
@@ -19,14 +21,10 @@ export function getPublicMediaHandler(ctx: OperationContext): OperationHandler<'
     }
     // No Range, a malformed one (-2), a unit other than bytes, or several ranges: the whole file (RFC 9110 §14.2).
     const range = ranges !== undefined && ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1 ? ranges[0] : undefined;
+    // HEAD answers GET's headers from the medium's row alone: the stored file is never opened. An empty
+    // stream rather than no payload, because Fastify's HEAD route sets Content-Length 0 for no payload.
+    const stream = req.method === 'HEAD' ? Readable.from([]) : stalling(await file.open(range), ctx.deps().publicMedia.stallMs, reply.raw);
     reply.type(file.mime);
-    // HEAD answers from the stored size and type: opening the file would read it (S3: a GetObject).
-    // An empty stream keeps the Content-Length set here (an absent body would make Fastify send 0).
-    if (req.method === 'HEAD') {
-      if (range !== undefined) reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${file.bytes}`);
-      return reply.header('content-length', range === undefined ? file.bytes : range.end - range.start + 1).send(Readable.from([]));
-    }
-    const stream = await file.open(range);
     if (range === undefined) return reply.header('content-length', file.bytes).send(stream);
     return reply
       .code(206)
@@ -34,4 +32,26 @@ export function getPublicMediaHandler(ctx: OperationContext): OperationHandler<'
       .header('content-length', range.end - range.start + 1)
       .send(stream);
   };
+}
+
+/**
+ * The stored file's stream, cut with the response when no bytes move for `stallMs`: a reader that stops
+ * reading would otherwise hold the stream (on S3, a socket of the store) for as long as it liked.
+ */
+function stalling(source: Readable, stallMs: number, response: ServerResponse): Readable {
+  const timer = setTimeout(() => {
+    watched.destroy();
+    response.destroy();
+  }, stallMs);
+  // Each chunk taken is progress; under backpressure from a reader who does not read, none is taken.
+  const watched = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      timer.refresh();
+      done(null, chunk);
+    },
+  });
+  response.once('close', () => clearTimeout(timer));
+  // Destroying either end destroys the other (and the store's socket with the source).
+  pipeline(source, watched, () => clearTimeout(timer));
+  return watched;
 }

@@ -1,3 +1,4 @@
+import { PUBLIC_MEDIA_STALL_MS } from '../../domain/media/public-media.js';
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
 import { assertUrlAllowed, createGuardedFetch } from '../../adapters/net/guarded-fetch.js';
@@ -67,7 +68,7 @@ export async function createDependencies(
     storage: given.storage ?? (await mediaStorageOf(env)),
     probe: given.probe ?? new FfprobeMediaProbe(),
     maxUploadBytes: env.maxUploadBytes,
-    publicMedia: { baseUrl: env.publicUrl, signer: createUrlSigner(secretKey) },
+    publicMedia: { baseUrl: env.publicUrl, signer: createUrlSigner(secretKey), stallMs: PUBLIC_MEDIA_STALL_MS },
     checkServiceUrl: (url) => assertUrlAllowed(url, env.allowPrivateNetwork),
     settings: { ...PUBLISHING_LIMITS, ...env.publishing },
     webhooks: {

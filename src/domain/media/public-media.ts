@@ -12,7 +12,12 @@ export interface PublicMediaUrls {
   /** HERALD_PUBLIC_URL: scheme, host and port (and path prefix) platforms reach this service at. */
   baseUrl: string;
   signer: UrlSigner;
+  /** How long an answer may make no progress (its reader not reading) before it is cut. */
+  stallMs: number;
 }
+
+/** A reader that takes nothing for 30 s is cut: a platform fetching media reads on. */
+export const PUBLIC_MEDIA_STALL_MS = 30_000;
 
 export const MEDIA_NOT_FOUND = 'Media not found';
 
@@ -21,7 +26,7 @@ export const MEDIA_NOT_FOUND = 'Media not found';
  * what a platform that pulls media (Instagram, Threads, TikTok photos, Pinterest) is given. The
  * signature covers the id and the expiry, so neither can be changed.
  */
-export function publicMediaUrl(urls: PublicMediaUrls, mediaId: string, expiresAt: Date): string {
+export function publicMediaUrl(urls: Pick<PublicMediaUrls, 'baseUrl' | 'signer'>, mediaId: string, expiresAt: Date): string {
   const expires = Math.floor(expiresAt.getTime() / 1000);
   const signature = urls.signer.sign(`${mediaId}.${expires}`);
   return `${urls.baseUrl.replace(/\/+$/, '')}/media/${mediaId}?expires=${expires}&signature=${signature}`;
@@ -49,5 +54,5 @@ export async function openPublicMedia(
   const row = valid ? await selectMediaById(db, id) : undefined;
   const key = row?.storage_key;
   if (row === undefined || key === null || key === undefined) throw new DomainError('not_found', MEDIA_NOT_FOUND);
-  return { mime: row.mime, bytes: Number(row.bytes), open: (range) => storage.open(key, range) };
+  return { mime: row.mime, bytes: Number(row.bytes), open: (range) => storage.openPublic(key, range) };
 }

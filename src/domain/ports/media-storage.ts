@@ -27,6 +27,12 @@ export interface MediaStorage {
    * whole file in memory (uploads may be 512 MiB). Rejects when it is missing.
    */
   open(key: string, range?: ByteRange): Promise<Readable>;
+  /**
+   * Reads a stored file as `open` does, for whoever holds a public media URL: on connections to the
+   * store of its own, bounded, so that readers who stop reading cannot take those uploads and
+   * publishing need.
+   */
+  openPublic(key: string, range?: ByteRange): Promise<Readable>;
   /** Removes staged files last written before `cutoff` (uploads a crash cut short); how many. */
   removeStagedBefore(cutoff: Date): Promise<number>;
   /**
