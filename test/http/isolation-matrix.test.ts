@@ -64,7 +64,7 @@ const PROBES: Record<string, Probe> = {
   publishPost: { kind: 'requests', build: (c, t) => [withKey(c, { method: 'POST', url: `/api/v1/posts/${t.post}/publish` })] },
   retryPost: { kind: 'requests', build: (c, t) => [withKey(c, { method: 'POST', url: `/api/v1/posts/${t.post}/retry` })] },
   listPosts: { kind: 'listing', url: '/api/v1/posts?limit=100', field: 'post' },
-  listAccounts: { kind: 'listing', url: '/api/v1/accounts?limit=100', field: 'account' },
+  listAccounts: { kind: 'listing', url: '/api/v1/accounts', field: 'account' },
   connectAccount: { kind: 'own-only', why: 'connects an account for the caller; its body names no existing resource' },
   disconnectAccount: { kind: 'requests', build: (c, t) => [withKey(c, { method: 'DELETE', url: `/api/v1/accounts/${t.account}` })] },
   uploadMedia: { kind: 'own-only', why: 'stores a file for the caller; its body names no existing resource' },
