@@ -1,3 +1,4 @@
+import { connectMastodon } from '../support/mastodon-accounts.js';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { useTestApi, type Schemas } from '../support/api.js';
@@ -35,15 +36,8 @@ afterAll(async () => {
 });
 
 async function connect(u: TestUser, username: string): Promise<{ account: Schemas['Account']; id: string }> {
-  const who = mastodon.addAccount(username, `${username} display`);
-  const res = await api.request<Schemas['Account']>({
-    method: 'POST',
-    url: '/api/v1/accounts',
-    key: u.key,
-    body: { platform: 'mastodon', credentials: { instance: mastodon.url, accessToken: who.token } },
-  });
-  expect(res.status).toBe(201);
-  return { account: res.body, id: who.id };
+  const { account, instanceId } = await connectMastodon(api, mastodon, u, username, `${username} display`);
+  return { account, id: instanceId };
 }
 
 const statusesOf = (accountId: string) => mastodon.statuses.filter((s) => s.accountId === accountId);

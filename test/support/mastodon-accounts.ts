@@ -9,8 +9,9 @@ export async function connectMastodon(
   fake: MastodonFake,
   u: TestUser,
   username: string,
+  displayName?: string,
 ): Promise<{ account: Schemas['Account']; instanceId: string }> {
-  const who = fake.addAccount(username);
+  const who = fake.addAccount(username, displayName);
   const res = await api.request<Schemas['Account']>({
     method: 'POST',
     url: '/api/v1/accounts',
